@@ -1,0 +1,74 @@
+#include "adapter/extension_state.hpp"
+
+#include "duckdb/main/database.hpp"
+
+#include <unordered_map>
+
+namespace httpfs2 {
+
+namespace {
+// Databases are keyed by address; a weak_ptr so that a closed database's state dies with it, and an address
+// reused by a later database finds an expired entry and gets fresh state.
+std::mutex registry_lock;
+std::unordered_map<const duckdb::DatabaseInstance *, std::weak_ptr<ExtensionState>> registry;
+} // namespace
+
+ExtensionState::ExtensionState() : io_pool(ParallelReadSettings().io_threads) {
+}
+
+std::shared_ptr<ExtensionState> ExtensionState::GetOrCreate(duckdb::DatabaseInstance &db) {
+	std::lock_guard<std::mutex> guard(registry_lock);
+	auto &entry = registry[&db];
+	auto state = entry.lock();
+	if (!state) {
+		state = std::make_shared<ExtensionState>();
+		entry = state;
+	}
+	return state;
+}
+
+std::shared_ptr<ExtensionState> ExtensionState::Get(duckdb::DatabaseInstance &db) {
+	std::lock_guard<std::mutex> guard(registry_lock);
+	auto entry = registry.find(&db);
+	std::shared_ptr<ExtensionState> state;
+	if (entry != registry.end()) {
+		state = entry->second.lock();
+	}
+	if (!state) {
+		throw duckdb::InvalidInputException("httpfs2 is not loaded in this database: run LOAD httpfs2 first");
+	}
+	return state;
+}
+
+std::shared_ptr<ReadStats> ExtensionState::StatsFor(const std::string &name) {
+	std::lock_guard<std::mutex> guard(lock);
+	for (auto &entry : stats) {
+		if (entry.first == name) {
+			return entry.second;
+		}
+	}
+	stats.emplace_back(name, std::make_shared<ReadStats>());
+	return stats.back().second;
+}
+
+std::vector<std::pair<std::string, std::shared_ptr<ReadStats>>> ExtensionState::AllStats() {
+	std::lock_guard<std::mutex> guard(lock);
+	return stats;
+}
+
+bool ExtensionState::MarkWrapped(const std::string &name) {
+	std::lock_guard<std::mutex> guard(lock);
+	return wrapped.insert(name).second;
+}
+
+ParallelReadSettings ExtensionState::LastSetSettings() {
+	std::lock_guard<std::mutex> guard(lock);
+	return last_set;
+}
+
+void ExtensionState::ApplySetting(const SettingSpec &spec, int64_t value) {
+	std::lock_guard<std::mutex> guard(lock);
+	spec.Apply(last_set, value);
+}
+
+} // namespace httpfs2

@@ -1,0 +1,86 @@
+#include "adapter/wrapped_file_handle.hpp"
+
+#include "core/range_planner.hpp"
+
+namespace httpfs2 {
+
+using duckdb::FileHandle;
+using duckdb::idx_t;
+
+SubReadHandles::Lease::Lease(SubReadHandles &owner_p, size_t index_p) : owner(owner_p), index(index_p) {
+}
+
+SubReadHandles::Lease::~Lease() {
+	std::lock_guard<std::mutex> guard(owner.lock);
+	owner.busy[index]--;
+}
+
+FileHandle &SubReadHandles::Lease::operator*() const {
+	return *owner.handles[index];
+}
+
+SubReadHandles::SubReadHandles(duckdb::vector<duckdb::unique_ptr<FileHandle>> owned_p,
+                               duckdb::optional_ptr<FileHandle> borrowed)
+    : owned(std::move(owned_p)) {
+	for (auto &handle : owned) {
+		handles.push_back(handle.get());
+	}
+	if (borrowed) {
+		handles.push_back(borrowed.get());
+	}
+	D_ASSERT(!handles.empty());
+	busy.resize(handles.size(), 0);
+}
+
+SubReadHandles::Lease SubReadHandles::Acquire() {
+	std::lock_guard<std::mutex> guard(lock);
+	size_t best = 0;
+	for (size_t i = 1; i < busy.size(); i++) {
+		if (busy[i] < busy[best]) {
+			best = i;
+		}
+	}
+	busy[best]++;
+	return Lease(*this, best);
+}
+
+size_t SubReadHandles::Count() const {
+	return handles.size();
+}
+
+void SubReadHandles::Close() {
+	for (auto &handle : owned) {
+		handle->Close();
+	}
+}
+
+WrappedFileHandle::WrappedFileHandle(duckdb::FileSystem &wrapper, duckdb::unique_ptr<FileHandle> inner_p,
+                                     const ParallelReadSettings &settings_p)
+    : FileHandle(wrapper, inner_p->path, inner_p->flags), inner(std::move(inner_p)), settings(settings_p) {
+	logger = inner->logger;
+}
+
+WrappedFileHandle::~WrappedFileHandle() = default;
+
+void WrappedFileHandle::Close() {
+	if (sub_read_handles) {
+		sub_read_handles->Close();
+	}
+	inner->Close();
+}
+
+idx_t WrappedFileHandle::GetProgress() {
+	return inner->GetProgress();
+}
+
+duckdb::FileCompressionType WrappedFileHandle::GetFileCompressionType() {
+	return inner->GetFileCompressionType();
+}
+
+bool WrappedFileHandle::ShouldSplit(idx_t nr_bytes, idx_t location) const {
+	// Reads past the end are left to the wrapped filesystem, so they fail exactly as they would without httpfs2.
+	return sub_read_handles && location <= file_size && nr_bytes <= file_size - location &&
+	       RangePlanner(settings.chunk_size_bytes, settings.min_bytes).ShouldSplit(nr_bytes);
+}
+
+} // namespace httpfs2

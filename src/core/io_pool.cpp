@@ -1,0 +1,93 @@
+#include "core/io_pool.hpp"
+
+#include <algorithm>
+
+namespace httpfs2 {
+
+IoPool::IoPool(size_t thread_count) : target(std::max<size_t>(thread_count, 1)) {
+}
+
+IoPool::~IoPool() {
+	std::vector<std::thread> to_join;
+	{
+		std::lock_guard<std::mutex> guard(lock);
+		stopping = true;
+		tasks.clear();
+		to_join.swap(workers);
+	}
+	task_ready.notify_all();
+	for (auto &worker : to_join) {
+		worker.join();
+	}
+}
+
+void IoPool::StartWorkersLocked() {
+	while (workers.size() < target) {
+		size_t index = workers.size();
+		workers.emplace_back([this, index] { WorkerLoop(index); });
+	}
+}
+
+void IoPool::Resize(size_t thread_count) {
+	std::lock_guard<std::mutex> resize_guard(resize_lock);
+	std::vector<std::thread> to_join;
+	{
+		std::lock_guard<std::mutex> guard(lock);
+		target = std::max<size_t>(thread_count, 1);
+		if (!started) {
+			return;
+		}
+		while (workers.size() > target) {
+			to_join.push_back(std::move(workers.back()));
+			workers.pop_back();
+		}
+		StartWorkersLocked();
+	}
+	task_ready.notify_all();
+	for (auto &worker : to_join) {
+		worker.join();
+	}
+}
+
+size_t IoPool::TargetSize() const {
+	std::lock_guard<std::mutex> guard(lock);
+	return target;
+}
+
+size_t IoPool::RunningThreads() const {
+	std::lock_guard<std::mutex> guard(lock);
+	return workers.size();
+}
+
+void IoPool::Submit(std::function<void()> task) {
+	{
+		std::lock_guard<std::mutex> guard(lock);
+		if (stopping) {
+			return;
+		}
+		if (!started) {
+			started = true;
+			StartWorkersLocked();
+		}
+		tasks.push_back(std::move(task));
+	}
+	task_ready.notify_one();
+}
+
+void IoPool::WorkerLoop(size_t index) {
+	std::unique_lock<std::mutex> guard(lock);
+	while (true) {
+		// A worker whose index is at or past the target was removed by Resize and leaves.
+		task_ready.wait(guard, [&] { return stopping || index >= target || !tasks.empty(); });
+		if (stopping || index >= target) {
+			return;
+		}
+		auto task = std::move(tasks.front());
+		tasks.pop_front();
+		guard.unlock();
+		task();
+		guard.lock();
+	}
+}
+
+} // namespace httpfs2

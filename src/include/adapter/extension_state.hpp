@@ -1,0 +1,56 @@
+//===----------------------------------------------------------------------===//
+//                         httpfs2
+//
+// adapter/extension_state.hpp
+//
+// What httpfs2 keeps per database: the IO pool, the cost model and the stats of each wrapped filesystem.
+// Owned jointly by the wrapped filesystems and the extension callback, so it lives exactly as long as the
+// database and its pool is joined when the database closes.
+//===----------------------------------------------------------------------===//
+
+#pragma once
+
+#include "core/cost_model.hpp"
+#include "core/io_pool.hpp"
+#include "core/read_settings.hpp"
+#include "core/read_stats.hpp"
+#include "duckdb.hpp"
+
+#include <memory>
+#include <mutex>
+#include <set>
+#include <utility>
+#include <vector>
+
+namespace httpfs2 {
+
+class ExtensionState {
+public:
+	ExtensionState();
+
+	//! The state of `db`, created on first use.
+	static std::shared_ptr<ExtensionState> GetOrCreate(duckdb::DatabaseInstance &db);
+	//! The state of `db`; throws when httpfs2 is not loaded in it.
+	static std::shared_ptr<ExtensionState> Get(duckdb::DatabaseInstance &db);
+
+	//! Stats of the wrapped filesystem called `name`, created on first use.
+	std::shared_ptr<ReadStats> StatsFor(const std::string &name);
+	std::vector<std::pair<std::string, std::shared_ptr<ReadStats>>> AllStats();
+	//! Records that the filesystem `name` is wrapped; false when it already was.
+	bool MarkWrapped(const std::string &name);
+
+	//! The last values set with SET, for opens that come without a FileOpener.
+	ParallelReadSettings LastSetSettings();
+	void ApplySetting(const SettingSpec &spec, int64_t value);
+
+	IoPool io_pool;
+	CostModel cost_model;
+
+private:
+	std::mutex lock;
+	std::vector<std::pair<std::string, std::shared_ptr<ReadStats>>> stats;
+	std::set<std::string> wrapped;
+	ParallelReadSettings last_set;
+};
+
+} // namespace httpfs2

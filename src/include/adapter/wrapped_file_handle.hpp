@@ -1,0 +1,77 @@
+//===----------------------------------------------------------------------===//
+//                         httpfs2
+//
+// adapter/wrapped_file_handle.hpp
+//
+// The handle httpfs2 returns for a remote file: the wrapped filesystem's own handle (kept untouched, with its
+// read buffer) plus, when parallel reads are on, the handles that sub-reads run on.
+//===----------------------------------------------------------------------===//
+
+#pragma once
+
+#include "core/read_settings.hpp"
+#include "duckdb/common/file_system.hpp"
+
+#include <mutex>
+
+namespace httpfs2 {
+
+//! Inner handles opened with FILE_FLAGS_PARALLEL_ACCESS, on which httpfs reads without its shared read buffer,
+//! so concurrent positional reads are safe. A lease takes the least busy one.
+class SubReadHandles {
+public:
+	class Lease {
+	public:
+		Lease(SubReadHandles &owner, size_t index);
+		~Lease();
+		Lease(const Lease &) = delete;
+		Lease &operator=(const Lease &) = delete;
+		duckdb::FileHandle &operator*() const;
+
+	private:
+		SubReadHandles &owner;
+		size_t index;
+	};
+
+	//! Sub-reads run on `owned` handles, or on `borrowed` (an inner handle already opened for parallel access).
+	SubReadHandles(duckdb::vector<duckdb::unique_ptr<duckdb::FileHandle>> owned,
+	               duckdb::optional_ptr<duckdb::FileHandle> borrowed);
+
+	Lease Acquire();
+	size_t Count() const;
+	void Close();
+
+private:
+	std::mutex lock;
+	duckdb::vector<duckdb::unique_ptr<duckdb::FileHandle>> owned;
+	duckdb::vector<duckdb::FileHandle *> handles;
+	duckdb::vector<size_t> busy;
+};
+
+class WrappedFileHandle : public duckdb::FileHandle {
+public:
+	WrappedFileHandle(duckdb::FileSystem &wrapper, duckdb::unique_ptr<duckdb::FileHandle> inner,
+	                  const ParallelReadSettings &settings);
+	~WrappedFileHandle() override;
+
+	void Close() override;
+	duckdb::idx_t GetProgress() override;
+	duckdb::FileCompressionType GetFileCompressionType() override;
+
+	//! Whether a positional read of `nr_bytes` at `location` goes to the parallel read layer.
+	bool ShouldSplit(duckdb::idx_t nr_bytes, duckdb::idx_t location) const;
+	bool CanSplit() const {
+		return sub_read_handles != nullptr;
+	}
+
+	//! The wrapped filesystem's handle; its file_system is the wrapped filesystem.
+	duckdb::unique_ptr<duckdb::FileHandle> inner;
+	//! Settings in force when the file was opened, preset applied.
+	const ParallelReadSettings settings;
+	//! Set when the file was opened for reading with parallel reads on and is large enough to split.
+	duckdb::unique_ptr<SubReadHandles> sub_read_handles;
+	//! File size at open; only meaningful when sub_read_handles is set.
+	duckdb::idx_t file_size = 0;
+};
+
+} // namespace httpfs2

@@ -1,0 +1,96 @@
+//===----------------------------------------------------------------------===//
+//                         httpfs2
+//
+// adapter/wrapped_file_system.hpp
+//
+// Stands in for a remote filesystem (httpfs's HTTP/S3/HF ones, Azure's) under the same name, passes every call
+// through, and sends large reads to the parallel read layer.
+//===----------------------------------------------------------------------===//
+
+#pragma once
+
+#include "adapter/extension_state.hpp"
+#include "adapter/parallel_reader.hpp"
+#include "adapter/wrapped_file_handle.hpp"
+#include "duckdb/common/file_system.hpp"
+
+namespace httpfs2 {
+
+class WrappedFileSystem : public duckdb::FileSystem {
+public:
+	WrappedFileSystem(duckdb::unique_ptr<duckdb::FileSystem> inner, std::shared_ptr<ExtensionState> state);
+
+	using FileSystem::OpenFile;
+
+	void Read(duckdb::FileHandle &handle, void *buffer, int64_t nr_bytes, duckdb::idx_t location) override;
+	int64_t Read(duckdb::FileHandle &handle, void *buffer, int64_t nr_bytes) override;
+	void Write(duckdb::FileHandle &handle, void *buffer, int64_t nr_bytes, duckdb::idx_t location) override;
+	int64_t Write(duckdb::FileHandle &handle, void *buffer, int64_t nr_bytes) override;
+	bool Trim(duckdb::FileHandle &handle, duckdb::idx_t offset_bytes, duckdb::idx_t length_bytes) override;
+
+	int64_t GetFileSize(duckdb::FileHandle &handle) override;
+	duckdb::timestamp_t GetLastModifiedTime(duckdb::FileHandle &handle) override;
+	std::string GetVersionTag(duckdb::FileHandle &handle) override;
+	duckdb::FileType GetFileType(duckdb::FileHandle &handle) override;
+	duckdb::FileMetadata Stats(duckdb::FileHandle &handle) override;
+	void Truncate(duckdb::FileHandle &handle, int64_t new_size) override;
+	void FileSync(duckdb::FileHandle &handle) override;
+	void Seek(duckdb::FileHandle &handle, duckdb::idx_t location) override;
+	void Reset(duckdb::FileHandle &handle) override;
+	duckdb::idx_t SeekPosition(duckdb::FileHandle &handle) override;
+	bool OnDiskFile(duckdb::FileHandle &handle) override;
+
+	bool DirectoryExists(const std::string &directory, duckdb::optional_ptr<duckdb::FileOpener> opener) override;
+	void CreateDirectory(const std::string &directory, duckdb::optional_ptr<duckdb::FileOpener> opener) override;
+	void CreateDirectoriesRecursive(const std::string &path, duckdb::optional_ptr<duckdb::FileOpener> opener) override;
+	void RemoveDirectory(const std::string &directory, duckdb::optional_ptr<duckdb::FileOpener> opener) override;
+	bool ListFiles(const std::string &directory, const std::function<void(const std::string &, bool)> &callback,
+	               duckdb::FileOpener *opener) override;
+	void MoveFile(const std::string &source, const std::string &target,
+	              duckdb::optional_ptr<duckdb::FileOpener> opener) override;
+	bool FileExists(const std::string &filename, duckdb::optional_ptr<duckdb::FileOpener> opener) override;
+	bool IsPipe(const std::string &filename, duckdb::optional_ptr<duckdb::FileOpener> opener) override;
+	void RemoveFile(const std::string &filename, duckdb::optional_ptr<duckdb::FileOpener> opener) override;
+	bool TryRemoveFile(const std::string &filename, duckdb::optional_ptr<duckdb::FileOpener> opener) override;
+	void RemoveFiles(const duckdb::vector<std::string> &filenames,
+	                 duckdb::optional_ptr<duckdb::FileOpener> opener) override;
+	duckdb::vector<duckdb::OpenFileInfo> Glob(const std::string &path, duckdb::FileOpener *opener) override;
+
+	std::string GetHomeDirectory() override;
+	std::string ExpandPath(const std::string &path) override;
+	std::string PathSeparator(const std::string &path) override;
+	bool IsPathAbsolute(const std::string &path) override;
+	bool CanHandleFile(const std::string &fpath) override;
+	bool IsManuallySet() override;
+	bool CanSeek() override;
+	bool IsLocalFileSystem() const override;
+	std::string GetName() const override;
+	std::string CanonicalizePath(const std::string &path, duckdb::optional_ptr<duckdb::FileOpener> opener) override;
+
+protected:
+	duckdb::unique_ptr<duckdb::FileHandle> OpenFileExtended(const duckdb::OpenFileInfo &file,
+	                                                        duckdb::FileOpenFlags flags,
+	                                                        duckdb::optional_ptr<duckdb::FileOpener> opener) override;
+	bool SupportsOpenFileExtended() const override;
+	bool ListFilesExtended(const std::string &directory,
+	                       const std::function<void(duckdb::OpenFileInfo &info)> &callback,
+	                       duckdb::optional_ptr<duckdb::FileOpener> opener) override;
+	bool SupportsListFilesExtended() const override;
+	duckdb::unique_ptr<duckdb::MultiFileList> GlobFilesExtended(const std::string &path,
+	                                                            const duckdb::FileGlobInput &input,
+	                                                            duckdb::optional_ptr<duckdb::FileOpener> opener) override;
+	bool SupportsGlobExtended() const override;
+
+private:
+	static WrappedFileHandle &Unwrap(duckdb::FileHandle &handle);
+	//! Opens the handles sub-reads run on, or leaves the handle unable to split when the file is too small.
+	void PrepareSubReads(WrappedFileHandle &handle, duckdb::optional_ptr<duckdb::FileOpener> opener);
+	void ReadThrough(WrappedFileHandle &handle, void *buffer, int64_t nr_bytes, duckdb::idx_t location);
+
+	duckdb::unique_ptr<duckdb::FileSystem> inner;
+	std::shared_ptr<ExtensionState> state;
+	std::shared_ptr<ReadStats> stats;
+	ParallelReader reader;
+};
+
+} // namespace httpfs2
