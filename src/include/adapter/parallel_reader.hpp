@@ -10,6 +10,7 @@
 
 #include "adapter/extension_state.hpp"
 #include "adapter/wrapped_file_handle.hpp"
+#include "core/range_planner.hpp"
 
 namespace httpfs2 {
 
