@@ -7,12 +7,15 @@ DUCKDB_BUILD_DIR="$("$ROOT/scripts/build_duckdb.sh")"
 DUCKDB_SOURCE_DIR="$(cat "$DUCKDB_BUILD_DIR/source_dir")"
 BUILD_DIR="$ROOT/build"
 BUILD_TYPE="${HTTPFS2_BUILD_TYPE:-Release}"
+mkdir -p "$BUILD_DIR"
 
 cmake -G Ninja -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE="$BUILD_TYPE" \
-	-DDUCKDB_BUILD_DIR="$DUCKDB_BUILD_DIR" -DDUCKDB_SOURCE_DIR="$DUCKDB_SOURCE_DIR" >"$BUILD_DIR.cmake.log" 2>&1 || {
-	cat "$BUILD_DIR.cmake.log" >&2
+	-DDUCKDB_BUILD_DIR="$DUCKDB_BUILD_DIR" -DDUCKDB_SOURCE_DIR="$DUCKDB_SOURCE_DIR" >"$BUILD_DIR/cmake.log" 2>&1 || {
+	cat "$BUILD_DIR/cmake.log" >&2
 	exit 1
 }
-ninja -C "$BUILD_DIR" -j"$(nproc)" | grep -v '^\[' || true
-test "${PIPESTATUS[0]}" -eq 0
+ninja -C "$BUILD_DIR" -j"$(nproc)" >"$BUILD_DIR/ninja.log" 2>&1 || {
+	cat "$BUILD_DIR/ninja.log" >&2
+	exit 1
+}
 echo "[build] $BUILD_DIR/httpfs2.duckdb_extension" >&2

@@ -1,6 +1,7 @@
 // Entry point: wires settings, SQL functions and the filesystem wrappers into a database.
 
 #include "adapter/extension_state.hpp"
+#include "adapter/read_range_function.hpp"
 #include "adapter/settings.hpp"
 #include "adapter/stats_functions.hpp"
 #include "adapter/wrapped_file_system.hpp"
@@ -63,6 +64,7 @@ static void LoadInternal(ExtensionLoader &loader) {
 	auto state = ExtensionState::GetOrCreate(db);
 	RegisterSettings(config);
 	RegisterStatsFunctions(loader);
+	RegisterReadRangeFunction(loader);
 	ExtensionCallback::Register(config, make_shared_ptr<WrapOnLoadCallback>(state));
 	WrapRemoteFileSystems(db, state);
 	loader.SetDescription("Parallel range reads for remote filesystems on an IO pool of their own");

@@ -52,7 +52,7 @@ bool ParallelReader::TryRead(WrappedFileHandle &handle, void *buffer, idx_t nr_b
 
 void ParallelReader::ReadPiece(WrappedFileHandle &handle, const ByteRange &piece, char *destination,
                                idx_t read_bytes, idx_t read_location) {
-	auto lease = handle.sub_read_handles->Acquire();
+	SubReadHandles::Lease lease(*handle.sub_read_handles);
 	auto &inner = *lease;
 	stats.SubReadStarted();
 	auto start = Clock::now();

@@ -7,7 +7,14 @@ namespace httpfs2 {
 using duckdb::FileHandle;
 using duckdb::idx_t;
 
-SubReadHandles::Lease::Lease(SubReadHandles &owner_p, size_t index_p) : owner(owner_p), index(index_p) {
+SubReadHandles::Lease::Lease(SubReadHandles &owner_p) : owner(owner_p), index(0) {
+	std::lock_guard<std::mutex> guard(owner.lock);
+	for (size_t i = 1; i < owner.busy.size(); i++) {
+		if (owner.busy[i] < owner.busy[index]) {
+			index = i;
+		}
+	}
+	owner.busy[index]++;
 }
 
 SubReadHandles::Lease::~Lease() {
@@ -30,18 +37,6 @@ SubReadHandles::SubReadHandles(duckdb::vector<duckdb::unique_ptr<FileHandle>> ow
 	}
 	D_ASSERT(!handles.empty());
 	busy.resize(handles.size(), 0);
-}
-
-SubReadHandles::Lease SubReadHandles::Acquire() {
-	std::lock_guard<std::mutex> guard(lock);
-	size_t best = 0;
-	for (size_t i = 1; i < busy.size(); i++) {
-		if (busy[i] < busy[best]) {
-			best = i;
-		}
-	}
-	busy[best]++;
-	return Lease(*this, best);
 }
 
 size_t SubReadHandles::Count() const {

@@ -20,9 +20,10 @@ namespace httpfs2 {
 //! so concurrent positional reads are safe. A lease takes the least busy one.
 class SubReadHandles {
 public:
+	//! Holds one handle for the duration of a sub-read.
 	class Lease {
 	public:
-		Lease(SubReadHandles &owner, size_t index);
+		explicit Lease(SubReadHandles &owner);
 		~Lease();
 		Lease(const Lease &) = delete;
 		Lease &operator=(const Lease &) = delete;
@@ -37,7 +38,6 @@ public:
 	SubReadHandles(duckdb::vector<duckdb::unique_ptr<duckdb::FileHandle>> owned,
 	               duckdb::optional_ptr<duckdb::FileHandle> borrowed);
 
-	Lease Acquire();
 	size_t Count() const;
 	void Close();
 
