@@ -3,7 +3,6 @@
 #include "duckdb/common/file_system.hpp"
 #include "duckdb/function/scalar_function.hpp"
 #include "duckdb/main/client_context.hpp"
-#include "duckdb/main/client_data.hpp"
 #include "duckdb/main/extension/extension_loader.hpp"
 
 namespace httpfs2 {
@@ -19,7 +18,8 @@ static string ReadRange(ClientContext &context, const string &path, int64_t offs
 		                            offset, length);
 	}
 	auto &fs = FileSystem::GetFileSystem(context);
-	auto handle = fs.OpenFile(path, FileFlags::FILE_FLAGS_READ, ClientData::Get(context).file_opener.get());
+	// The context's filesystem pushes the client's opener (secrets, settings) itself.
+	auto handle = fs.OpenFile(path, FileFlags::FILE_FLAGS_READ);
 	string result(static_cast<size_t>(length), '\0');
 	if (sequential) {
 		handle->Seek(static_cast<idx_t>(offset));

@@ -1,0 +1,36 @@
+"""Where the rig's binaries and the extensions live."""
+import importlib.util
+import os
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+TOOLS_BIN = REPO_ROOT / ".tools" / "bin"
+HTTPFS2_EXTENSION = Path(os.environ.get("HTTPFS2_EXTENSION", REPO_ROOT / "build" / "httpfs2.duckdb_extension"))
+DUCKDB_VERSION = "v1.5.5"
+
+
+def _wheel_extension(package: str, name: str) -> Path:
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError(f"Python package {package} is missing: run scripts/setup_env.sh")
+    path = Path(list(spec.submodule_search_locations)[0]) / "extensions" / DUCKDB_VERSION / f"{name}.duckdb_extension"
+    if not path.exists():
+        raise RuntimeError(f"{path} not found")
+    return path
+
+
+def httpfs_extension() -> Path:
+    return _wheel_extension("duckdb_extension_httpfs", "httpfs")
+
+
+def azure_extension() -> Path:
+    return _wheel_extension("duckdb_extension_azure", "azure")
+
+
+def duckdb_cli() -> Path:
+    """The duckdb binary of the duckdb-cli wheel, installed into the venv's bin folder."""
+    import sys
+    path = Path(sys.executable).parent / "duckdb"
+    if not path.exists():
+        raise RuntimeError(f"{path} not found: run scripts/setup_env.sh")
+    return path

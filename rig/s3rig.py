@@ -1,0 +1,204 @@
+"""versitygw (S3 server, POSIX backend in a temp dir) behind toxiproxy, both on free 127.0.0.1 ports."""
+import json
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import boto3
+from botocore.config import Config
+
+from rig.paths import HTTPFS2_EXTENSION, TOOLS_BIN, httpfs_extension
+
+LOOPBACK = "127.0.0.1"
+PROXY_NAME = "s3"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind((LOOPBACK, 0))
+        return sock.getsockname()[1]
+
+
+def _wait_for_port(port: int, process: subprocess.Popen, log: Path, timeout: float = 20.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            break
+        with socket.socket() as sock:
+            sock.settimeout(0.2)
+            if sock.connect_ex((LOOPBACK, port)) == 0:
+                return
+        time.sleep(0.05)
+    tail = log.read_text(errors="replace")[-2000:] if log.exists() else ""
+    raise RuntimeError(f"{log.stem} did not start on {LOOPBACK}:{port}:\n{tail}")
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class S3Rig:
+    """Use as a context manager; everything it starts is stopped and removed on exit, also on error."""
+
+    def __init__(self, bucket: str = "bench", access_key: str = "httpfs2-test-key",
+                 secret_key: str = "httpfs2-test-secret"):
+        self.bucket = bucket
+        self.access_key = access_key
+        self.secret_key = secret_key
+        self._processes: list[subprocess.Popen] = []
+        self._workdir: Path | None = None
+
+    # --- lifecycle ---
+
+    def __enter__(self) -> "S3Rig":
+        try:
+            self._start()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _spawn(self, name: str, args: list, port: int) -> subprocess.Popen:
+        log = self._workdir / f"{name}.log"
+        process = subprocess.Popen(args, stdout=log.open("wb"), stderr=subprocess.STDOUT,
+                                   stdin=subprocess.DEVNULL, start_new_session=True)
+        self._processes.append(process)
+        _wait_for_port(port, process, log)
+        return process
+
+    def _start(self):
+        self._workdir = Path(tempfile.mkdtemp(prefix="httpfs2-rig-"))
+        data = self._workdir / "data"
+        data.mkdir()
+        self.s3_port, self.api_port, self.proxy_port = free_port(), free_port(), free_port()
+        self.versitygw = self._spawn("versitygw", [
+            str(TOOLS_BIN / "versitygw"), "--port", f"{LOOPBACK}:{self.s3_port}",
+            "--access", self.access_key, "--secret", self.secret_key, "posix", str(data)], self.s3_port)
+        self.toxiproxy = self._spawn("toxiproxy", [
+            str(TOOLS_BIN / "toxiproxy-server"), "-host", LOOPBACK, "-port", str(self.api_port)], self.api_port)
+        self._api("POST", "/proxies", {"name": PROXY_NAME, "listen": f"{LOOPBACK}:{self.proxy_port}",
+                                       "upstream": f"{LOOPBACK}:{self.s3_port}", "enabled": True})
+        self.s3 = boto3.client(
+            "s3", endpoint_url=f"http://{self.direct_endpoint}", aws_access_key_id=self.access_key,
+            aws_secret_access_key=self.secret_key, region_name="us-east-1",
+            config=Config(s3={"addressing_style": "path"}, retries={"max_attempts": 2}))
+        self.s3.create_bucket(Bucket=self.bucket)
+
+    def close(self):
+        for process in self._processes:
+            if process.poll() is None:
+                process.terminate()
+        for process in self._processes:
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        self._processes.clear()
+        if self._workdir is not None:
+            shutil.rmtree(self._workdir, ignore_errors=True)
+            self._workdir = None
+
+    # --- endpoints and objects ---
+
+    @property
+    def direct_endpoint(self) -> str:
+        return f"{LOOPBACK}:{self.s3_port}"
+
+    @property
+    def proxy_endpoint(self) -> str:
+        return f"{LOOPBACK}:{self.proxy_port}"
+
+    def url(self, key: str) -> str:
+        return f"s3://{self.bucket}/{key}"
+
+    def put_object(self, key: str, data: bytes):
+        self.s3.put_object(Bucket=self.bucket, Key=key, Body=data)
+
+    def get_object(self, key: str) -> bytes:
+        return self.s3.get_object(Bucket=self.bucket, Key=key)["Body"].read()
+
+    def server_pids(self) -> list[int]:
+        return [p.pid for p in self._processes]
+
+    def server_cpu_seconds(self) -> dict:
+        """CPU seconds (user + system) used so far by versitygw and toxiproxy."""
+        return {"versitygw": _cpu_seconds(self.versitygw.pid), "toxiproxy": _cpu_seconds(self.toxiproxy.pid)}
+
+    # --- toxiproxy ---
+
+    def _api(self, method: str, path: str, body=None):
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(f"http://{LOOPBACK}:{self.api_port}{path}", data=data, method=method,
+                                         headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=10) as response:
+                text = response.read()
+        except urllib.error.HTTPError as error:
+            raise RuntimeError(f"toxiproxy {method} {path}: {error.code} {error.read()!r}") from error
+        return json.loads(text) if text else None
+
+    def add_toxic(self, name: str, toxic_type: str, attributes: dict, stream: str = "downstream",
+                  toxicity: float = 1.0):
+        self._api("POST", f"/proxies/{PROXY_NAME}/toxics", {
+            "name": name, "type": toxic_type, "stream": stream, "toxicity": toxicity, "attributes": attributes})
+
+    def remove_toxics(self):
+        for toxic in self._api("GET", f"/proxies/{PROXY_NAME}/toxics") or []:
+            self._api("DELETE", f"/proxies/{PROXY_NAME}/toxics/{toxic['name']}")
+
+    def set_latency(self, ms: int):
+        """Replaces all toxics by one downstream latency toxic; 0 ms still installs it (the fair 0 ms baseline)."""
+        self.remove_toxics()
+        self.add_toxic("latency", "latency", {"latency": int(ms), "jitter": 0})
+
+    def proxy_enabled(self, enabled: bool):
+        self._api("POST", f"/proxies/{PROXY_NAME}", {"enabled": enabled})
+
+    # --- DuckDB ---
+
+    def secret_sql(self, endpoint: str | None = None, name: str = "rig") -> str:
+        return (f"CREATE OR REPLACE SECRET {name} (TYPE s3, KEY_ID '{self.access_key}', SECRET '{self.secret_key}', "
+                f"REGION 'us-east-1', ENDPOINT '{endpoint or self.proxy_endpoint}', URL_STYLE 'path', "
+                f"USE_SSL false)")
+
+
+def load_httpfs(con):
+    con.execute(f"LOAD '{httpfs_extension()}'")
+
+
+def load_httpfs2(con):
+    if not HTTPFS2_EXTENSION.exists():
+        raise RuntimeError(f"{HTTPFS2_EXTENSION} not built: run scripts/build.sh")
+    con.execute(f"LOAD '{HTTPFS2_EXTENSION}'")
+
+
+def duckdb_connect(rig: S3Rig | None = None, *, load_httpfs2_too: bool = True, order: str = "httpfs_first",
+                   endpoint: str = "proxy", config: dict | None = None):
+    """A connection with httpfs (and httpfs2) loaded from their files and, given a rig, its S3 secret.
+
+    order: 'httpfs_first', 'httpfs2_first', or 'httpfs2_only' (the test loads httpfs later itself)."""
+    import duckdb
+    settings = {"allow_unsigned_extensions": "true", "autoinstall_known_extensions": "false",
+                "autoload_known_extensions": "false"}
+    settings.update(config or {})
+    con = duckdb.connect(config=settings)
+    if order == "httpfs_first":
+        load_httpfs(con)
+    if load_httpfs2_too:
+        load_httpfs2(con)
+    if order == "httpfs2_first":
+        load_httpfs(con)
+    if rig is not None and order != "httpfs2_only":
+        con.execute(rig.secret_sql(rig.proxy_endpoint if endpoint == "proxy" else rig.direct_endpoint))
+    return con
