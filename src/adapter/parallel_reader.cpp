@@ -42,10 +42,19 @@ bool ParallelReader::TryRead(WrappedFileHandle &handle, void *buffer, idx_t nr_b
 	stats.RecordSplit(nr_bytes, fanout);
 
 	auto start = Clock::now();
-	SplitRead::Run(state.io_pool, static_cast<char *>(buffer), location, pieces, fanout,
-	               [&](const ByteRange &piece, char *destination) {
-		               ReadPiece(handle, piece, destination, nr_bytes, location);
-	               });
+	auto read_piece = [&](const ByteRange &piece, char *destination) {
+		ReadPiece(handle, piece, destination, nr_bytes, location);
+	};
+	auto interrupted = [&]() {
+		auto context = handle.client_context.lock();
+		return context && context->interrupted.load();
+	};
+	try {
+		SplitRead::Run(state.io_pool, static_cast<char *>(buffer), location, pieces, fanout, read_piece,
+		               interrupted);
+	} catch (SplitReadCancelled &) {
+		throw duckdb::InterruptException();
+	}
 	state.cost_model.ObserveSplitRead(nr_bytes, fanout, SecondsSince(start));
 	return true;
 }

@@ -1,6 +1,7 @@
 #include "adapter/wrapped_file_system.hpp"
 
 #include "adapter/settings.hpp"
+#include "duckdb/common/file_opener.hpp"
 #include "duckdb/common/multi_file/multi_file_list.hpp"
 
 #include <chrono>
@@ -44,6 +45,10 @@ unique_ptr<FileHandle> WrappedFileSystem::OpenFileExtended(const duckdb::OpenFil
 	auto handle = duckdb::make_uniq<WrappedFileHandle>(*this, std::move(inner_handle), settings);
 	if (settings.enabled && flags.OpenForReading() && !flags.OpenForWriting()) {
 		PrepareSubReads(*handle, opener);
+		auto context = FileOpener::TryGetClientContext(opener);
+		if (context) {
+			handle->client_context = context->shared_from_this();
+		}
 	}
 	return std::move(handle);
 }

@@ -15,9 +15,9 @@ namespace {
 //! finished finds no piece left and returns without touching the caller's buffer or reader.
 struct SplitReadState {
 	SplitReadState(char *buffer_p, uint64_t base_offset_p, const std::vector<ByteRange> &pieces_p,
-	               const SplitRead::PieceReader &reader_p)
+	               const SplitRead::PieceReader &reader_p, const SplitRead::CancelCheck &cancelled_p)
 	    : buffer(buffer_p), base_offset(base_offset_p), pieces(pieces_p.data()), piece_count(pieces_p.size()),
-	      reader(reader_p) {
+	      reader(reader_p), cancelled(cancelled_p) {
 	}
 
 	// The caller's buffer, pieces and reader: only touched for a claimed piece, i.e. while the caller waits.
@@ -26,8 +26,10 @@ struct SplitReadState {
 	const ByteRange *pieces;
 	const size_t piece_count;
 	const SplitRead::PieceReader &reader;
+	const SplitRead::CancelCheck &cancelled;
 
 	std::atomic<size_t> next_piece {0};
+	//! Set on the first error or cancellation: no piece starts after it.
 	std::atomic<bool> failed {false};
 	std::mutex lock;
 	std::condition_variable all_done;
@@ -45,6 +47,9 @@ struct SplitReadState {
 			if (!failed.load()) {
 				auto &piece = pieces[index];
 				try {
+					if (cancelled && cancelled()) {
+						throw SplitReadCancelled();
+					}
 					reader(piece, buffer + (piece.offset - base_offset));
 				} catch (...) {
 					error = std::current_exception();
@@ -70,11 +75,11 @@ struct SplitReadState {
 } // namespace
 
 void SplitRead::Run(IoPool &pool, char *buffer, uint64_t base_offset, const std::vector<ByteRange> &pieces,
-                    uint64_t fanout, const PieceReader &reader) {
+                    uint64_t fanout, const PieceReader &reader, const CancelCheck &cancelled) {
 	if (pieces.empty()) {
 		return;
 	}
-	auto state = std::make_shared<SplitReadState>(buffer, base_offset, pieces, reader);
+	auto state = std::make_shared<SplitReadState>(buffer, base_offset, pieces, reader, cancelled);
 	size_t helpers = std::min<size_t>(fanout, pieces.size()) - 1;
 	for (size_t i = 0; i < helpers; i++) {
 		pool.Submit([state] { state->Drain(); });

@@ -28,7 +28,7 @@ TEST(SplitRead, FillsEveryByteAtItsOffset) {
 	uint64_t base = 12345;
 	std::vector<char> buffer(1000003);
 	auto pieces = RangePlanner(64 * KiB, 64 * KiB).Plan(base, buffer.size(), 4);
-	SplitRead::Run(pool, buffer.data(), base, pieces, 4, FillPiece);
+	SplitRead::Run(pool, buffer.data(), base, pieces, 4, FillPiece, nullptr);
 	for (uint64_t i = 0; i < buffer.size(); i++) {
 		ASSERT_EQ(buffer[i], ByteAt(base + i)) << i;
 	}
@@ -47,7 +47,7 @@ TEST(SplitRead, NeverMoreThanFanoutInFlight) {
 		}
 		std::this_thread::sleep_for(std::chrono::milliseconds(2));
 		--in_flight;
-	});
+	}, nullptr);
 	EXPECT_LE(peak.load(), 3);
 	EXPECT_GE(peak.load(), 2);
 }
@@ -61,7 +61,7 @@ TEST(SplitRead, ManyCallersOnOneWorkerDoNotDeadlock) {
 			std::vector<char> buffer(256 * 1024);
 			uint64_t base = static_cast<uint64_t>(c) * 1000;
 			auto pieces = RangePlanner(16 * KiB, 64 * KiB).Plan(base, buffer.size(), 8);
-			SplitRead::Run(pool, buffer.data(), base, pieces, 8, FillPiece);
+			SplitRead::Run(pool, buffer.data(), base, pieces, 8, FillPiece, nullptr);
 			for (uint64_t i = 0; i < buffer.size(); i++) {
 				if (buffer[i] != ByteAt(base + i)) {
 					return;
@@ -98,13 +98,32 @@ TEST(SplitRead, FailureIsRethrownAndNoPieceWritesAfterReturn) {
 			                            wrote_after_return++;
 		                            }
 		                            std::memset(destination, 1, piece.length);
-	                            }),
+	                            },
+	                            nullptr),
 	             std::runtime_error);
 	returned = true;
 	std::this_thread::sleep_for(std::chrono::milliseconds(50));
 	EXPECT_EQ(wrote_after_return.load(), 0);
 	// pieces already running may finish, but no new piece starts once the failure is recorded
 	EXPECT_LE(started_after_failure.load(), 3);
+}
+
+TEST(SplitRead, CancellationStopsNewPiecesAndThrows) {
+	IoPool pool(2);
+	std::atomic<int> pieces_read {0};
+	std::atomic<bool> cancel {false};
+	std::vector<char> buffer(1024 * 1024);
+	auto pieces = RangePlanner(1024, 64 * KiB).Plan(0, buffer.size(), 2);
+	EXPECT_THROW(SplitRead::Run(
+	                 pool, buffer.data(), 0, pieces, 2,
+	                 [&](const ByteRange &, char *) {
+		                 if (++pieces_read == 10) {
+			                 cancel = true;
+		                 }
+	                 },
+	                 [&] { return cancel.load(); }),
+	             SplitReadCancelled);
+	EXPECT_LE(pieces_read.load(), 12);
 }
 
 TEST(IoPool, ResizeGrowsAndShrinks) {

@@ -11,6 +11,7 @@
 
 #include "core/read_settings.hpp"
 #include "duckdb/common/file_system.hpp"
+#include "duckdb/main/client_context.hpp"
 
 #include <mutex>
 
@@ -72,6 +73,8 @@ public:
 	duckdb::unique_ptr<SubReadHandles> sub_read_handles;
 	//! File size at open; only meaningful when sub_read_handles is set.
 	duckdb::idx_t file_size = 0;
+	//! The connection that opened the file: a split read stops starting pieces once its query is interrupted.
+	duckdb::weak_ptr<duckdb::ClientContext> client_context;
 };
 
 } // namespace httpfs2
