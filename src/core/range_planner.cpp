@@ -21,6 +21,13 @@ std::vector<ByteRange> RangePlanner::Plan(uint64_t offset, uint64_t length, uint
 	uint64_t min_piece = std::max<uint64_t>(min_bytes / MIN_PIECE_DIVISOR, 1);
 	uint64_t by_fanout = std::min<uint64_t>(std::max<uint64_t>(fanout, 1), std::max<uint64_t>(length / min_piece, 1));
 	uint64_t count = std::max(by_chunk, by_fanout);
+	// Whole waves: every stream gets the same number of pieces, so no stream pays one more first-byte latency
+	// than the others while they sit idle (a 9th piece on 4 streams would cost a whole extra round trip).
+	uint64_t streams = std::max<uint64_t>(fanout, 1);
+	uint64_t balanced = (count + streams - 1) / streams * streams;
+	if (balanced * min_piece <= length) {
+		count = balanced;
+	}
 
 	uint64_t base = length / count;
 	uint64_t remainder = length % count;

@@ -36,6 +36,15 @@ TEST(RangePlanner, SmallReadsAreCutForTheFanout) {
 	EXPECT_EQ(planner.Plan(0, 8 * MiB, 1).size(), 1u);
 }
 
+TEST(RangePlanner, PieceCountIsWholeWaves) {
+	RangePlanner planner(16 * MiB, 2 * MiB);
+	// 9 chunks of 16 MiB on 4 streams would leave one stream a lone extra round trip: 12 smaller pieces instead
+	EXPECT_EQ(planner.Plan(0, 144 * MiB, 4).size(), 12u);
+	EXPECT_EQ(planner.Plan(0, 128 * MiB, 3).size(), 9u);
+	// but never below min_bytes / 2 per piece
+	EXPECT_EQ(RangePlanner(1 * MiB, 2 * MiB).Plan(0, 5 * MiB, 4).size(), 5u);
+}
+
 TEST(RangePlanner, ShouldSplitFollowsMinBytes) {
 	RangePlanner planner(16 * MiB, 2 * MiB);
 	EXPECT_FALSE(planner.ShouldSplit(2 * MiB - 1));

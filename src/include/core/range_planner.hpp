@@ -34,7 +34,8 @@ public:
 
 	//! Cuts [offset, offset + length) into contiguous pieces of near-equal size: at most chunk_size bytes each, and,
 	//! when that gives fewer pieces than `fanout`, cut further (down to min_bytes / 2) so that `fanout` streams have
-	//! work. Pieces are returned in file order and cover the range exactly.
+	//! work, and round the count up to whole waves of `fanout` pieces. Pieces are returned in file order and cover
+	//! the range exactly.
 	std::vector<ByteRange> Plan(uint64_t offset, uint64_t length, uint64_t fanout) const;
 
 private:
