@@ -7,4 +7,15 @@ cd "$ROOT"
 bash scripts/setup_env.sh
 bash scripts/build.sh
 ctest --test-dir build --output-on-failure --timeout 120
+# The pool and split reads again under ThreadSanitizer and AddressSanitizer (core only: no DuckDB, seconds).
+for sanitizer in thread address; do
+	cmake -G Ninja -S . -B "build/sanitize-$sanitizer" -DHTTPFS2_SANITIZER="$sanitizer" >/dev/null
+	ninja -C "build/sanitize-$sanitizer" >/dev/null
+	log="build/sanitize-$sanitizer/ctest.log"
+	ctest --test-dir "build/sanitize-$sanitizer" --output-on-failure --timeout 120 >"$log" 2>&1 || {
+		cat "$log"
+		exit 1
+	}
+	echo "[test] $sanitizer sanitizer: $(grep 'tests passed' "$log")"
+done
 exec .venv/bin/python -m pytest test/integration "$@"
