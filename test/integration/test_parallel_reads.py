@@ -65,7 +65,8 @@ def test_random_ranges_are_byte_exact(con, rig, big_object, config):
 
 def test_split_read_uses_at_most_fanout_streams(con, rig, big_object):
     key, data = big_object
-    configure(con, {"enabled": True, "max_fanout": 3, "chunk_size_bytes": 1 << 20, "io_threads": 8})
+    configure(con, {"enabled": True, "max_fanout": 3, "chunk_size_bytes": 1 << 20, "min_bytes": 65536,
+                    "io_threads": 8})
     assert blob_sha(con, rig.url(key)) == sha256(data)
     counters = stats(con)
     assert counters["in_flight_peak"] <= 3
