@@ -158,3 +158,25 @@ def test_cursors_of_one_database_share_the_pool(con, rig, big_object):
     for thread in threads:
         thread.join(timeout=120)
     assert results == [sha256(data)] * len(cursors)
+
+
+def http_requests(con, run_query) -> list:
+    """The HTTP methods httpfs sent while `run_query` ran, from DuckDB's own HTTP log."""
+    con.execute("CALL truncate_duckdb_logs()")
+    con.execute("CALL enable_logging('HTTP')")
+    run_query()
+    con.execute("CALL disable_logging()")
+    messages = con.execute("SELECT message FROM duckdb_logs WHERE type = 'HTTP' ORDER BY timestamp").fetchall()
+    return ["HEAD" if "'type': HEAD" in m[0] else "GET" for m in messages]
+
+
+@pytest.mark.parametrize("dedicated", [False, True])
+def test_sub_read_handles_cost_no_extra_request(con, rig, big_object, dedicated):
+    key, data = big_object
+    small = lambda: con.execute("SELECT httpfs2_read_range(?, 0, 1000)", [rig.url(key)]).fetchall()
+    baseline = http_requests(con, small)
+    configure(con, {"enabled": True, "dedicated_handles": dedicated})
+    assert http_requests(con, small) == baseline, "a file that is never split must cost no extra request"
+    split = lambda: con.execute("SELECT httpfs2_read_range(?, 0, 8388608)", [rig.url(key)]).fetchall()
+    # one HEAD when the file opens, then one ranged GET per piece: 8 MiB on 4 streams
+    assert http_requests(con, split) == ["HEAD"] + ["GET"] * 4
