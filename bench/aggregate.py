@@ -29,6 +29,11 @@ class Point:
     sub_read_s: float | None
 
     @property
+    def all_gib(self) -> float:
+        """Reader, proxy and server together: on a machine of C cores, C / all_gib GiB/s is the CPU-bound limit."""
+        return self.cpu_gib + self.proxy_gib + self.server_gib
+
+    @property
     def scenario(self) -> tuple:
         return self.workload, self.path, self.latency_ms, self.client
 

@@ -6,6 +6,7 @@ A latency of 'direct' reads versitygw without the proxy; a number goes through t
 toxic (0 included, which is faster and fairer than no toxic at all). Any failed or wrong read stops the run.
 """
 import argparse
+import hashlib
 import json
 import os
 import platform
@@ -111,8 +112,10 @@ class Bench:
         return json.loads(done.stdout)
 
 
-def write_meta(out: Path, opts, data: dict):
-    meta = {"argv": sys.argv, "options": {k: str(v) for k, v in vars(opts).items()},
+def write_meta(out: Path, opts, data: dict, extension: Path):
+    commit = subprocess.run(["git", "-C", str(REPO_ROOT), "rev-parse", "HEAD"], capture_output=True, text=True)
+    meta = {"argv": sys.argv, "options": {k: str(v) for k, v in vars(opts).items()}, "commit": commit.stdout.strip(),
+            "extension_sha256": hashlib.sha256(extension.read_bytes()).hexdigest(),
             "started": datetime.now().isoformat(timespec="seconds"), "cpus": os.cpu_count(),
             "machine": platform.platform(), "datasets": {k: vars(v) for k, v in data.items()}}
     (out / "meta.json").write_text(json.dumps(meta, indent=2))
@@ -130,7 +133,7 @@ def main():
         data = {"blob": datasets.blob(rig, opts.size_mib)}
         if bench.mode.parquet:
             data["parquet"] = datasets.parquet(rig, opts.size_mib)
-        write_meta(out, opts, data)
+        write_meta(out, opts, data, bench.extension)
         print(f"[bench] data ready in {time.monotonic() - start:.0f} s", file=sys.stderr, flush=True)
         bench.run(data)
     plot.write(out / "results.csv", out / "plot.png")

@@ -44,13 +44,13 @@ def spread(p) -> str:
 
 def ceiling_section(pts) -> list:
     out = []
-    for (path, latency), best in ceilings(pts).items():
-        rows = [(p.config, mib(p.p50), spread(p), p.n, f"{p.cpu_gib:.2f}", f"{p.proxy_gib:.2f}",
-                 f"{p.server_gib:.2f}") for p in pts if p.engine == "curl-cli" and (p.path, p.latency_ms) ==
-                (path, latency)]
+    for path, latency in ceilings(pts):
+        rows = [(p.config, mib(p.p50), spread(p), p.n, f"{p.cpu_gib:.2f}", f"{p.proxy_gib:.2f}", f"{p.server_gib:.2f}",
+                 f"{p.all_gib:.2f}") for p in pts
+                if p.engine == "curl-cli" and (p.path, p.latency_ms) == (path, latency)]
         out += [f"### Ceiling (curl CLI, parallel ranged GETs; no DuckDB), {where(path, latency)}", "",
                 table(["Streams x range", "p50 MiB/s", "min-max", "runs", "curl CPU s/GiB", "proxy CPU s/GiB",
-                       "server CPU s/GiB"], rows), ""]
+                       "server CPU s/GiB", "all CPU s/GiB"], rows), ""]
     return out
 
 
@@ -85,10 +85,11 @@ def compare_table(group, ceiling) -> str:
         rows.append((p.config, threads(p.duckdb_threads), mib(p.p50), pct(100 * (p.p50 / base.p50 - 1)) if against
                      else "", f"{100 * p.p50 / ceiling.p50:.0f}%" if ceiling else "",
                      f"{p.cpu_gib:.2f} ({p.sys_gib:.2f})", f"{p.cpu_gib / base.cpu_gib:.2f}x" if against else "",
-                     f"{p.proxy_gib:.2f}", f"{p.server_gib:.2f}", optional(p.reads_split, ".0f"),
-                     optional(p.sub_per_read, ".1f"), optional(p.sub_read_s, ".1f")))
+                     f"{p.proxy_gib:.2f}", f"{p.server_gib:.2f}", f"{p.all_gib:.2f}",
+                     optional(p.reads_split, ".0f"), optional(p.sub_per_read, ".1f"), optional(p.sub_read_s, ".1f")))
     return table(["Configuration", "DuckDB threads", "p50 MiB/s", "vs native", "% of ceiling", "CPU s/GiB (sys)",
-                  "CPU vs native", "proxy s/GiB", "server s/GiB", "reads split", "sub-reads/read", "sub-read s"], rows)
+                  "CPU vs native", "proxy s/GiB", "server s/GiB", "all s/GiB", "reads split", "sub-reads/read",
+                  "sub-read s"], rows)
 
 
 def summarize(pts, compare: bool) -> str:
