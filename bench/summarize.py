@@ -92,8 +92,29 @@ def compare_table(group, ceiling) -> str:
                   "sub-read s"], rows)
 
 
+def headline(pts, workload: str) -> list:
+    """One row per latency, client and configuration: p50 MiB/s (DuckDB CPU s/GiB) for each thread count."""
+    group = [p for p in pts if p.workload == workload and p.engine != "curl-cli"]
+    if not group:
+        return []
+    best_ceiling = ceilings(pts)
+    counts = sorted({p.duckdb_threads for p in group})
+    cells = {}
+    for p in sorted(group, key=lambda p: (p.path != "direct", p.latency_ms, p.client, p.engine != "native")):
+        cells.setdefault((p.path, p.latency_ms, p.client, p.config), {})[p.duckdb_threads] = \
+            f"{mib(p.p50)} ({p.cpu_gib:.1f})"
+    rows = []
+    for (path, latency, client, config), by_threads in cells.items():
+        ceiling = best_ceiling.get((path, latency))
+        rows.append(["direct" if path == "direct" else f"{latency:g} ms", client, config] +
+                    [by_threads.get(t, "") for t in counts] + [mib(ceiling.p50) if ceiling else ""])
+    return [f"### Headline, {workload}: p50 MiB/s (DuckDB CPU s/GiB) per DuckDB threads; ceiling = best curl CLI p50",
+            "", table(["Latency", "Client", "Configuration"] + [f"threads={threads(t)}" for t in counts] +
+                      ["ceiling MiB/s"], rows), ""]
+
+
 def summarize(pts, compare: bool) -> str:
-    out = ceiling_section(pts)
+    out = headline(pts, "blob") + headline(pts, "parquet") + ceiling_section(pts)
     best_ceiling = ceilings(pts)
     scenarios = dict.fromkeys(p.scenario for p in pts if p.engine != "curl-cli")
     for scenario in sorted(scenarios, key=lambda s: (s[0], s[1] != "direct", s[2], s[3])):
