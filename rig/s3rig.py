@@ -1,6 +1,8 @@
 """versitygw (S3 server, POSIX backend in a temp dir) behind toxiproxy, both on free 127.0.0.1 ports."""
+import ctypes
 import json
 import os
+import signal
 import shutil
 import socket
 import subprocess
@@ -39,6 +41,13 @@ def _wait_for_port(port: int, process: subprocess.Popen, log: Path, timeout: flo
     raise RuntimeError(f"{log.stem} did not start on {LOOPBACK}:{port}:\n{tail}")
 
 
+def _die_with_parent():
+    """Runs in the child before exec: the kernel sends SIGTERM when the thread that started it dies, so a
+    crashed or killed test run never leaves a server behind."""
+    PR_SET_PDEATHSIG = 1
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
 def _cpu_seconds(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
@@ -71,7 +80,7 @@ class S3Rig:
     def _spawn(self, name: str, args: list, port: int) -> subprocess.Popen:
         log = self._workdir / f"{name}.log"
         process = subprocess.Popen(args, stdout=log.open("wb"), stderr=subprocess.STDOUT,
-                                   stdin=subprocess.DEVNULL, start_new_session=True)
+                                   stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=_die_with_parent)
         self._processes.append(process)
         _wait_for_port(port, process, log)
         return process
