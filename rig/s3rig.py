@@ -134,12 +134,6 @@ class S3Rig:
     def put_object(self, key: str, data: bytes):
         self.s3.put_object(Bucket=self.bucket, Key=key, Body=data)
 
-    def get_object(self, key: str) -> bytes:
-        return self.s3.get_object(Bucket=self.bucket, Key=key)["Body"].read()
-
-    def server_pids(self) -> list[int]:
-        return [p.pid for p in self._processes]
-
     def server_cpu_seconds(self) -> dict:
         """CPU seconds (user + system) used so far by versitygw and toxiproxy."""
         return {"versitygw": _cpu_seconds(self.versitygw.pid), "toxiproxy": _cpu_seconds(self.toxiproxy.pid)}

@@ -39,10 +39,6 @@ SubReadHandles::SubReadHandles(duckdb::vector<duckdb::unique_ptr<FileHandle>> ow
 	busy.resize(handles.size(), 0);
 }
 
-size_t SubReadHandles::Count() const {
-	return handles.size();
-}
-
 void SubReadHandles::Close() {
 	for (auto &handle : owned) {
 		handle->Close();

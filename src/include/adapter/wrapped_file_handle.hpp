@@ -39,7 +39,6 @@ public:
 	SubReadHandles(duckdb::vector<duckdb::unique_ptr<duckdb::FileHandle>> owned,
 	               duckdb::optional_ptr<duckdb::FileHandle> borrowed);
 
-	size_t Count() const;
 	void Close();
 
 private:
