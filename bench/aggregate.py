@@ -1,4 +1,5 @@
 """Repeats of one measurement folded into a point: p50 (median), min and max MiB/s, medians of the rest."""
+
 from dataclasses import dataclass
 from statistics import median
 
@@ -55,14 +56,23 @@ def points(rows) -> list:
     result = []
     for key, group in groups.items():
         speeds = [r["mib_s"] for r in group]
-        result.append(Point(
-            *key, n=len(group), p50=median(speeds), lo=min(speeds), hi=max(speeds),
-            cpu_pct=100 * median(r["client_cpu_s"] / r["wall_s"] for r in group),
-            cpu_gib=_per_gib(group, "client_cpu_s"), sys_gib=_per_gib(group, "client_sys_s"),
-            proxy_gib=_per_gib(group, "proxy_cpu_s"), server_gib=_per_gib(group, "server_cpu_s"),
-            sub_per_read=_stat(group, lambda r: r["sub_reads"] / r["reads"] if r["reads"] else 0.0),
-            reads_split=_stat(group, lambda r: r["reads_split"]),
-            sub_read_s=_stat(group, lambda r: r["sub_read_s"])))
+        result.append(
+            Point(
+                *key,
+                n=len(group),
+                p50=median(speeds),
+                lo=min(speeds),
+                hi=max(speeds),
+                cpu_pct=100 * median(r["client_cpu_s"] / r["wall_s"] for r in group),
+                cpu_gib=_per_gib(group, "client_cpu_s"),
+                sys_gib=_per_gib(group, "client_sys_s"),
+                proxy_gib=_per_gib(group, "proxy_cpu_s"),
+                server_gib=_per_gib(group, "server_cpu_s"),
+                sub_per_read=_stat(group, lambda r: r["sub_reads"] / r["reads"] if r["reads"] else 0.0),
+                reads_split=_stat(group, lambda r: r["reads_split"]),
+                sub_read_s=_stat(group, lambda r: r["sub_read_s"]),
+            )
+        )
     return result
 
 

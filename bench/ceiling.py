@@ -2,6 +2,7 @@
 
 boto3 in one Python process tops out near 500 MiB/s on its own CPU (NOTES), below what the rig serves.
 """
+
 import resource
 import subprocess
 import time
@@ -19,10 +20,22 @@ def curl_command(rig, endpoint: str, key: str, size: int, streams: int) -> list:
         if n:
             command.append("--next")  # per-transfer options start afresh for each range
         # versitygw answers 400 without the payload header; -w prints each transfer's byte count.
-        command += ["-f", "--aws-sigv4", "aws:amz:us-east-1:s3", "-u", f"{rig.access_key}:{rig.secret_key}",
-                    "-H", "x-amz-content-sha256: UNSIGNED-PAYLOAD", "-w", "%{size_download}\n",
-                    "-r", f"{offset}-{min(offset + piece, size) - 1}", "-o", "/dev/null",
-                    f"http://{endpoint}/{rig.bucket}/{key}"]
+        command += [
+            "-f",
+            "--aws-sigv4",
+            "aws:amz:us-east-1:s3",
+            "-u",
+            f"{rig.access_key}:{rig.secret_key}",
+            "-H",
+            "x-amz-content-sha256: UNSIGNED-PAYLOAD",
+            "-w",
+            "%{size_download}\n",
+            "-r",
+            f"{offset}-{min(offset + piece, size) - 1}",
+            "-o",
+            "/dev/null",
+            f"http://{endpoint}/{rig.bucket}/{key}",
+        ]
     return command
 
 

@@ -1,4 +1,5 @@
 """The objects a bench run reads, generated once per run into the rig, with the answers a correct read gives."""
+
 import os
 import tempfile
 from dataclasses import dataclass

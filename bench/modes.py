@@ -2,34 +2,46 @@
 
 bench/README.md says why each mode exists; keep the two in step.
 """
+
 from dataclasses import dataclass, field
 
 PREFIX = "httpfs2_parallel_read_"
 MiB = 1 << 20
 
 
-def h2(io=16, fanout=4, chunk_mib=16, min_mib=2, preset=False, dedicated=False, auto=False, adaptive=False,
-       overhead_ms=500) -> dict:
+def h2(
+    io=16, fanout=4, chunk_mib=16, min_mib=2, preset=False, dedicated=False, auto=False, adaptive=False, overhead_ms=500
+) -> dict:
     """Every httpfs2 setting, spelled out so each CSV row records what was in force (defaults as in README)."""
     if preset:  # the values the preset forces, so the row shows what the read really used
         fanout, chunk_mib, min_mib = 2, 16, 2
-    return {PREFIX + "enabled": True, PREFIX + "io_threads": io, PREFIX + "max_fanout": fanout,
-            PREFIX + "chunk_size_bytes": chunk_mib * MiB, PREFIX + "min_bytes": min_mib * MiB,
-            PREFIX + "recommended_preset_enabled": preset, PREFIX + "dedicated_handles": dedicated,
-            PREFIX + "auto_fanout_enabled": auto, PREFIX + "auto_fanout_overhead_adaptive_enabled": adaptive,
-            PREFIX + "auto_fanout_overhead_ms": overhead_ms}
+    return {
+        PREFIX + "enabled": True,
+        PREFIX + "io_threads": io,
+        PREFIX + "max_fanout": fanout,
+        PREFIX + "chunk_size_bytes": chunk_mib * MiB,
+        PREFIX + "min_bytes": min_mib * MiB,
+        PREFIX + "recommended_preset_enabled": preset,
+        PREFIX + "dedicated_handles": dedicated,
+        PREFIX + "auto_fanout_enabled": auto,
+        PREFIX + "auto_fanout_overhead_adaptive_enabled": adaptive,
+        PREFIX + "auto_fanout_overhead_ms": overhead_ms,
+    }
 
 
 def label(settings: dict | None) -> str:
     if settings is None:
         return "native"
-    s = {k[len(PREFIX):]: v for k, v in settings.items()}
+    s = {k[len(PREFIX) :]: v for k, v in settings.items()}
     if s["recommended_preset_enabled"]:
         return "httpfs2 recommended"
     text = f"httpfs2 io{s['io_threads']} f{s['max_fanout']} c{s['chunk_size_bytes'] // MiB}M"
     if s["auto_fanout_enabled"]:
-        text += " auto+adaptive" if s["auto_fanout_overhead_adaptive_enabled"] else \
-            f" auto oh{s['auto_fanout_overhead_ms']}ms"
+        text += (
+            " auto+adaptive"
+            if s["auto_fanout_overhead_adaptive_enabled"]
+            else f" auto oh{s['auto_fanout_overhead_ms']}ms"
+        )
     return text + (" dedicated" if s["dedicated_handles"] else "")
 
 
@@ -62,21 +74,36 @@ AUTO_ADAPTIVE = Config(h2(fanout=8, auto=True, adaptive=True))
 
 MODES = {
     # The short default of scripts/demo.sh: the headline comparison at two latencies in about 5 minutes.
-    "demo": Mode(blob=[NATIVE, RECOMMENDED, BEST], threads=(1, 2), ceiling=(8,),
-                 parquet=[Config(None, (1,), (50,)), Config(BEST.settings, (1,), (50,))]),
-    "full": Mode(blob=[NATIVE, RECOMMENDED, AUTO_ADAPTIVE, BEST], clients=("curl", "httplib"),
-                 parquet=[NATIVE, BEST]),
+    "demo": Mode(
+        blob=[NATIVE, RECOMMENDED, BEST],
+        threads=(1, 2),
+        ceiling=(8,),
+        parquet=[Config(None, (1,), (50,)), Config(BEST.settings, (1,), (50,))],
+    ),
+    "full": Mode(blob=[NATIVE, RECOMMENDED, AUTO_ADAPTIVE, BEST], clients=("curl", "httplib"), parquet=[NATIVE, BEST]),
     "recommended": Mode(blob=[NATIVE, RECOMMENDED]),
     "auto-adaptive": Mode(blob=[NATIVE, AUTO, AUTO_ADAPTIVE]),
-    "overhead-sweep": Mode(blob=[NATIVE] + [Config(h2(fanout=8, auto=True, overhead_ms=ms))
-                                            for ms in (0, 10, 50, 200, 500, 2000)], threads=(1,)),
+    "overhead-sweep": Mode(
+        blob=[NATIVE] + [Config(h2(fanout=8, auto=True, overhead_ms=ms)) for ms in (0, 10, 50, 200, 500, 2000)],
+        threads=(1,),
+    ),
     "low-threads": Mode(blob=[NATIVE, DEFAULTS, BEST], clients=("curl", "httplib")),
-    "single-scan": Mode(blob=[NATIVE, RECOMMENDED, Config(h2(io=4, fanout=4)), BEST, Config(h2(io=8, fanout=8,
-                        dedicated=True)), Config(h2(io=16, fanout=16, chunk_mib=8))], threads=(1,)),
+    "single-scan": Mode(
+        blob=[
+            NATIVE,
+            RECOMMENDED,
+            Config(h2(io=4, fanout=4)),
+            BEST,
+            Config(h2(io=8, fanout=8, dedicated=True)),
+            Config(h2(io=16, fanout=16, chunk_mib=8)),
+        ],
+        threads=(1,),
+    ),
     "pool-tasks": Mode(blob=[NATIVE] + [Config(h2(io=n, fanout=8)) for n in (1, 2, 4, 8, 16)], threads=(1,)),
     "pool-fanout": Mode(blob=[NATIVE] + [Config(h2(fanout=f)) for f in (1, 2, 4, 8)], threads=(1,)),
-    "fanout-sweep": Mode(blob=[NATIVE] + [Config(h2(fanout=f, chunk_mib=c)) for f in (2, 4, 8)
-                                          for c in (8, 16, 32, 64)], threads=(1,)),
+    "fanout-sweep": Mode(
+        blob=[NATIVE] + [Config(h2(fanout=f, chunk_mib=c)) for f in (2, 4, 8) for c in (8, 16, 32, 64)], threads=(1,)
+    ),
     "ceiling": Mode(blob=[], ceiling=(2, 4, 8, 16, 32)),
     "parquet": Mode(blob=[], clients=("curl", "httplib"), parquet=[NATIVE, RECOMMENDED, BEST]),
 }

@@ -3,6 +3,7 @@ the ceiling (best curl CLI configuration) as a dashed p50 line over its min-max 
 
 python -m bench.plot results.csv [plot.png]
 """
+
 import sys
 from pathlib import Path
 
@@ -27,21 +28,33 @@ def write(csv_path: Path, png_path: Path):
     # One colour per configuration in every panel; the client is the line style.
     colours = {c: f"C{i}" for i, c in enumerate(dict.fromkeys(p.config for p in pts if p.engine != "curl-cli"))}
     legend, ceiling_line = {}, None
-    for ax, (path, latency) in zip(axes[0], panels):
+    for ax, (path, latency) in zip(axes[0], panels, strict=False):
         ceiling = best_ceiling.get((path, latency))
         if ceiling:
             ax.axhspan(ceiling.lo, ceiling.hi, color="grey", alpha=0.25)
             ceiling_line = ax.axhline(ceiling.p50, color="grey", linestyle=":")
-            ax.text(0.01, ceiling.hi, f" ceiling: {ceiling.config}", transform=ax.get_yaxis_transform(),
-                    va="bottom", fontsize=8, color="dimgrey")
+            ax.text(
+                0.01,
+                ceiling.hi,
+                f" ceiling: {ceiling.config}",
+                transform=ax.get_yaxis_transform(),
+                va="bottom",
+                fontsize=8,
+                color="dimgrey",
+            )
         lines = {}
         for p in pts:
             if (p.path, p.latency_ms) == (path, latency) and p.engine != "curl-cli":
                 lines.setdefault((p.config, p.client), []).append(p)
         for (config, client), line in lines.items():
             line.sort(key=lambda p: p.duckdb_threads)
-            legend[f"{config} ({client})"], = ax.plot([p.duckdb_threads for p in line], [p.p50 for p in line],
-                                                      CLIENT_STYLE.get(client, "-"), color=colours[config], marker="o")
+            (legend[f"{config} ({client})"],) = ax.plot(
+                [p.duckdb_threads for p in line],
+                [p.p50 for p in line],
+                CLIENT_STYLE.get(client, "-"),
+                color=colours[config],
+                marker="o",
+            )
         ax.set_title("direct, no proxy" if path == "direct" else f"{latency:g} ms latency via toxiproxy")
         ax.set_xlabel("DuckDB threads")
         ax.set_xticks(sorted({p.duckdb_threads for line in lines.values() for p in line}))

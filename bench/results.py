@@ -6,20 +6,56 @@ for ceiling rows) and client_sys_s its kernel share; server_cpu_s is versitygw's
 h2_* are the httpfs2 settings (empty for native, which does not load httpfs2); reads .. in_flight_peak
 come from httpfs2_stats().
 """
+
 import csv
 from pathlib import Path
 
 from bench.modes import PREFIX
 
-SETTING_COLUMNS = {"h2_enabled": "enabled", "h2_io_threads": "io_threads", "h2_fanout": "max_fanout",
-                   "h2_chunk_bytes": "chunk_size_bytes", "h2_min_bytes": "min_bytes",
-                   "h2_preset": "recommended_preset_enabled", "h2_dedicated": "dedicated_handles",
-                   "h2_auto": "auto_fanout_enabled", "h2_adaptive": "auto_fanout_overhead_adaptive_enabled",
-                   "h2_overhead_ms": "auto_fanout_overhead_ms"}
-MEASURED = ["repeat", "bytes", "wall_s", "mib_s", "client_cpu_s", "client_sys_s", "server_cpu_s", "proxy_cpu_s",
-            "reads", "reads_split", "sub_reads", "sub_read_s", "in_flight_peak", "loadavg_1m"]
-COLUMNS = (["timestamp", "mode", "engine", "config", "workload", "path", "latency_ms", "client", "duckdb_threads",
-            "ceiling_streams"] + list(SETTING_COLUMNS) + MEASURED)
+SETTING_COLUMNS = {
+    "h2_enabled": "enabled",
+    "h2_io_threads": "io_threads",
+    "h2_fanout": "max_fanout",
+    "h2_chunk_bytes": "chunk_size_bytes",
+    "h2_min_bytes": "min_bytes",
+    "h2_preset": "recommended_preset_enabled",
+    "h2_dedicated": "dedicated_handles",
+    "h2_auto": "auto_fanout_enabled",
+    "h2_adaptive": "auto_fanout_overhead_adaptive_enabled",
+    "h2_overhead_ms": "auto_fanout_overhead_ms",
+}
+MEASURED = [
+    "repeat",
+    "bytes",
+    "wall_s",
+    "mib_s",
+    "client_cpu_s",
+    "client_sys_s",
+    "server_cpu_s",
+    "proxy_cpu_s",
+    "reads",
+    "reads_split",
+    "sub_reads",
+    "sub_read_s",
+    "in_flight_peak",
+    "loadavg_1m",
+]
+COLUMNS = (
+    [
+        "timestamp",
+        "mode",
+        "engine",
+        "config",
+        "workload",
+        "path",
+        "latency_ms",
+        "client",
+        "duckdb_threads",
+        "ceiling_streams",
+    ]
+    + list(SETTING_COLUMNS)
+    + MEASURED
+)
 NUMERIC = {"latency_ms", "duckdb_threads", "ceiling_streams", *MEASURED}
 
 

@@ -5,6 +5,7 @@ python -m bench.runner [--mode demo] [--latencies "0 50"] [--threads "1 2"] [--r
 A latency of 'direct' reads versitygw without the proxy; a number goes through toxiproxy with that latency
 toxic (0 included, which is faster and fairer than no toxic at all). Any failed or wrong read stops the run.
 """
+
 import argparse
 import hashlib
 import json
@@ -29,6 +30,7 @@ MiB = 1 << 20
 def parse_args():
     def env(name, default):
         return os.environ.get(f"HTTPFS2_BENCH_{name}", default)
+
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--mode", default=env("MODE", "demo"), choices=sorted(MODES))
     parser.add_argument("--latencies", default=env("LATENCIES", "0 50"), help="ms values and/or 'direct'")
@@ -69,8 +71,14 @@ class Bench:
                             if config.latencies and (path == "direct" or latency not in config.latencies):
                                 continue
                             for threads in config.threads or self.threads:
-                                self.duckdb(data[workload], endpoint, config, dict(
-                                    where, repeat=repeat, workload=workload, client=client, duckdb_threads=threads))
+                                self.duckdb(
+                                    data[workload],
+                                    endpoint,
+                                    config,
+                                    dict(
+                                        where, repeat=repeat, workload=workload, client=client, duckdb_threads=threads
+                                    ),
+                                )
         self.writer.close()
 
     def measure(self, row: dict, nbytes: int, measurement) -> dict:
@@ -78,35 +86,70 @@ class Bench:
         before = self.rig.server_cpu_seconds()
         result = measurement()
         after = self.rig.server_cpu_seconds()
-        row.update(result, timestamp=datetime.now().isoformat(timespec="seconds"), bytes=nbytes,
-                   mib_s=nbytes / MiB / result["wall_s"], loadavg_1m=os.getloadavg()[0],
-                   server_cpu_s=after["versitygw"] - before["versitygw"],
-                   proxy_cpu_s=after["toxiproxy"] - before["toxiproxy"])
+        row.update(
+            result,
+            timestamp=datetime.now().isoformat(timespec="seconds"),
+            bytes=nbytes,
+            mib_s=nbytes / MiB / result["wall_s"],
+            loadavg_1m=os.getloadavg()[0],
+            server_cpu_s=after["versitygw"] - before["versitygw"],
+            proxy_cpu_s=after["toxiproxy"] - before["toxiproxy"],
+        )
         self.writer.write(row)
-        print(f"[bench] {row['latency_ms']:g} ms {row['path']} {row['client']} t={row['duckdb_threads']} "
-              f"{row['workload']} {row['config']} #{row['repeat']}: {row['mib_s']:.0f} MiB/s, "
-              f"cpu {row['client_cpu_s']:.2f} s", file=sys.stderr, flush=True)
+        print(
+            f"[bench] {row['latency_ms']:g} ms {row['path']} {row['client']} t={row['duckdb_threads']} "
+            f"{row['workload']} {row['config']} #{row['repeat']}: {row['mib_s']:.0f} MiB/s, "
+            f"cpu {row['client_cpu_s']:.2f} s",
+            file=sys.stderr,
+            flush=True,
+        )
         return row
 
     def ceiling(self, blob, endpoint: str, row: dict, streams: int):
-        row.update(mode="ceiling", engine="curl-cli", config=f"curl {streams}x{blob.bytes // streams // MiB}MiB",
-                   workload="blob", client="-", duckdb_threads="", ceiling_streams=streams)
-        self.measure(row, blob.bytes, lambda: ceiling.measure(
-            self.rig, endpoint, blob.key, blob.bytes, streams, self.opts.timeout))
+        row.update(
+            mode="ceiling",
+            engine="curl-cli",
+            config=f"curl {streams}x{blob.bytes // streams // MiB}MiB",
+            workload="blob",
+            client="-",
+            duckdb_threads="",
+            ceiling_streams=streams,
+        )
+        self.measure(
+            row,
+            blob.bytes,
+            lambda: ceiling.measure(self.rig, endpoint, blob.key, blob.bytes, streams, self.opts.timeout),
+        )
 
     def duckdb(self, dataset, endpoint: str, config, row: dict):
-        row.update(mode="parquet" if row["workload"] == "parquet" else self.opts.mode,
-                   engine="native" if config.settings is None else "httpfs2", config=config.label,
-                   **setting_columns(config.settings))
-        spec = {"httpfs": str(httpfs_extension()), "httpfs2": config.settings and str(self.extension),
-                "secret_sql": self.rig.secret_sql(endpoint), "threads": row["duckdb_threads"],
-                "client": row["client"], "settings": config.settings or {}, "workload": row["workload"],
-                "url": dataset.url, "expect": dataset.expect}
+        row.update(
+            mode="parquet" if row["workload"] == "parquet" else self.opts.mode,
+            engine="native" if config.settings is None else "httpfs2",
+            config=config.label,
+            **setting_columns(config.settings),
+        )
+        spec = {
+            "httpfs": str(httpfs_extension()),
+            "httpfs2": config.settings and str(self.extension),
+            "secret_sql": self.rig.secret_sql(endpoint),
+            "threads": row["duckdb_threads"],
+            "client": row["client"],
+            "settings": config.settings or {},
+            "workload": row["workload"],
+            "url": dataset.url,
+            "expect": dataset.expect,
+        }
         self.measure(row, dataset.bytes, lambda: self.worker(spec))
 
     def worker(self, spec: dict) -> dict:
-        done = subprocess.run([sys.executable, "-m", "bench.worker", json.dumps(spec)], cwd=REPO_ROOT,
-                              capture_output=True, text=True, timeout=self.opts.timeout, stdin=subprocess.DEVNULL)
+        done = subprocess.run(
+            [sys.executable, "-m", "bench.worker", json.dumps(spec)],
+            cwd=REPO_ROOT,
+            capture_output=True,
+            text=True,
+            timeout=self.opts.timeout,
+            stdin=subprocess.DEVNULL,
+        )
         if done.returncode != 0:
             raise SystemExit(f"[bench] worker failed ({done.returncode}):\n{done.stderr[-3000:]}")
         return json.loads(done.stdout)
@@ -114,10 +157,16 @@ class Bench:
 
 def write_meta(out: Path, opts, data: dict, extension: Path):
     commit = subprocess.run(["git", "-C", str(REPO_ROOT), "rev-parse", "HEAD"], capture_output=True, text=True)
-    meta = {"argv": sys.argv, "options": {k: str(v) for k, v in vars(opts).items()}, "commit": commit.stdout.strip(),
-            "extension_sha256": hashlib.sha256(extension.read_bytes()).hexdigest(),
-            "started": datetime.now().isoformat(timespec="seconds"), "cpus": os.cpu_count(),
-            "machine": platform.platform(), "datasets": {k: vars(v) for k, v in data.items()}}
+    meta = {
+        "argv": sys.argv,
+        "options": {k: str(v) for k, v in vars(opts).items()},
+        "commit": commit.stdout.strip(),
+        "extension_sha256": hashlib.sha256(extension.read_bytes()).hexdigest(),
+        "started": datetime.now().isoformat(timespec="seconds"),
+        "cpus": os.cpu_count(),
+        "machine": platform.platform(),
+        "datasets": {k: vars(v) for k, v in data.items()},
+    }
     (out / "meta.json").write_text(json.dumps(meta, indent=2))
 
 

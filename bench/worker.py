@@ -5,6 +5,7 @@ Usage: python -m bench.worker '<json spec>'; prints one JSON line. The spec (bui
   (httpfs2 setting -> value), workload ('blob' | 'parquet'), url, expect (the row the query must return).
 Exits non-zero, naming both rows, when the result differs from the expected one.
 """
+
 import json
 import math
 import resource
@@ -16,16 +17,22 @@ import duckdb
 # DuckDB's hash() reads every byte at ~5 GiB/s; sha256() would add ~5 s of serial CPU per 512 MiB after the
 # read and swamp what is measured. The expected values come from DuckDB reading the same bytes locally.
 BLOB_SQL = "SELECT hash(content), octet_length(content) FROM read_blob('{url}')"
-PARQUET_SQL = ("SELECT count(*), sum(i), sum(a), sum(b), sum(c), sum(length(s)) "
-               "FROM read_parquet('{url}')")
-STATS_SQL = ("SELECT sum(reads), sum(reads_split), sum(sub_reads), sum(sub_read_seconds), max(in_flight_peak) "
-             "FROM httpfs2_stats()")
+PARQUET_SQL = "SELECT count(*), sum(i), sum(a), sum(b), sum(c), sum(length(s)) FROM read_parquet('{url}')"
+STATS_SQL = (
+    "SELECT sum(reads), sum(reads_split), sum(sub_reads), sum(sub_read_seconds), max(in_flight_peak) "
+    "FROM httpfs2_stats()"
+)
 STATS_KEYS = ("reads", "reads_split", "sub_reads", "sub_read_s", "in_flight_peak")
 
 
 def connect(spec):
-    con = duckdb.connect(config={"allow_unsigned_extensions": "true", "autoload_known_extensions": "false",
-                                 "autoinstall_known_extensions": "false"})
+    con = duckdb.connect(
+        config={
+            "allow_unsigned_extensions": "true",
+            "autoload_known_extensions": "false",
+            "autoinstall_known_extensions": "false",
+        }
+    )
     con.execute(f"LOAD '{spec['httpfs']}'")
     if spec["httpfs2"]:
         con.execute(f"LOAD '{spec['httpfs2']}'")
@@ -44,7 +51,8 @@ def connect(spec):
 def same(got, expect) -> bool:
     # Integers (hash, length, counts) must match exactly; sums of doubles depend on the order of addition.
     return len(got) == len(expect) and all(
-        g == e if isinstance(e, int) else math.isclose(g, e, rel_tol=1e-9) for g, e in zip(got, expect))
+        g == e if isinstance(e, int) else math.isclose(g, e, rel_tol=1e-9) for g, e in zip(got, expect, strict=True)
+    )
 
 
 def main():
@@ -60,7 +68,7 @@ def main():
     system = after.ru_stime - before.ru_stime
     out = {"wall_s": wall, "client_cpu_s": after.ru_utime - before.ru_utime + system, "client_sys_s": system}
     if spec["httpfs2"]:
-        out.update(zip(STATS_KEYS, con.execute(STATS_SQL).fetchone()))
+        out.update(zip(STATS_KEYS, con.execute(STATS_SQL).fetchone(), strict=True))
     print(json.dumps(out))
 
 

@@ -1,16 +1,20 @@
 """A plain HTTP server with single-range support, for http:// reads (versitygw objects are private)."""
+
 import contextlib
 import os
 import re
 import threading
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from functools import partial
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 
 _RANGE = re.compile(r"bytes=(\d+)-(\d*)$")
 
 
 class _RangeHandler(SimpleHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    #: file name -> (HTTP status, from offset): GETs of that file whose range starts at or after the offset answer
+    #: with the status (HEAD and earlier ranges still succeed), to fail a read mid-way.
+    failing_gets: dict = {}
 
     def log_message(self, *args):
         pass
@@ -45,6 +49,10 @@ class _RangeHandler(SimpleHTTPRequestHandler):
             return
         size = os.path.getsize(path)
         match = _RANGE.match(self.headers.get("Range", ""))
+        failing = self.failing_gets.get(os.path.basename(path))
+        if failing is not None and (int(match.group(1)) if match else 0) >= failing[1]:
+            self.send_error(failing[0])
+            return
         start, end = 0, size - 1
         if match:
             start = int(match.group(1))
@@ -67,9 +75,11 @@ class _RangeHandler(SimpleHTTPRequestHandler):
 
 
 @contextlib.contextmanager
-def serve_http(directory):
-    """Serves `directory` on a free 127.0.0.1 port; yields the base URL (no trailing slash)."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(_RangeHandler, directory=str(directory)))
+def serve_http(directory, failing_gets: dict | None = None):
+    """Serves `directory` on a free 127.0.0.1 port; yields the base URL (no trailing slash). `failing_gets` (file
+    name -> (status, from offset)) may be changed while serving: see _RangeHandler.failing_gets."""
+    handler = type("Handler", (_RangeHandler,), {"failing_gets": failing_gets if failing_gets is not None else {}})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(handler, directory=str(directory)))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

@@ -1,4 +1,5 @@
 """Where the rig's binaries and the extensions live."""
+
 import importlib.util
 import os
 from pathlib import Path
@@ -30,6 +31,7 @@ def azure_extension() -> Path:
 def duckdb_cli() -> Path:
     """The duckdb binary of the duckdb-cli wheel, installed into the venv's bin folder."""
     import sys
+
     path = Path(sys.executable).parent / "duckdb"
     if not path.exists():
         raise RuntimeError(f"{path} not found: run scripts/setup_env.sh")

@@ -1,9 +1,10 @@
 """versitygw (S3 server, POSIX backend in a temp dir) behind toxiproxy, both on free 127.0.0.1 ports."""
+
 import ctypes
 import json
 import os
-import signal
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -56,8 +57,9 @@ def _cpu_seconds(pid: int) -> float:
 class S3Rig:
     """Use as a context manager; everything it starts is stopped and removed on exit, also on error."""
 
-    def __init__(self, bucket: str = "bench", access_key: str = "httpfs2-test-key",
-                 secret_key: str = "httpfs2-test-secret"):
+    def __init__(
+        self, bucket: str = "bench", access_key: str = "httpfs2-test-key", secret_key: str = "httpfs2-test-secret"
+    ):
         self.bucket = bucket
         self.access_key = access_key
         self.secret_key = secret_key
@@ -79,8 +81,14 @@ class S3Rig:
 
     def _spawn(self, name: str, args: list, port: int) -> subprocess.Popen:
         log = self._workdir / f"{name}.log"
-        process = subprocess.Popen(args, stdout=log.open("wb"), stderr=subprocess.STDOUT,
-                                   stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=_die_with_parent)
+        process = subprocess.Popen(
+            args,
+            stdout=log.open("wb"),
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+            preexec_fn=_die_with_parent,
+        )
         self._processes.append(process)
         _wait_for_port(port, process, log)
         return process
@@ -90,17 +98,44 @@ class S3Rig:
         data = self._workdir / "data"
         data.mkdir()
         self.s3_port, self.api_port, self.proxy_port = free_port(), free_port(), free_port()
-        self.versitygw = self._spawn("versitygw", [
-            str(TOOLS_BIN / "versitygw"), "--port", f"{LOOPBACK}:{self.s3_port}",
-            "--access", self.access_key, "--secret", self.secret_key, "posix", str(data)], self.s3_port)
-        self.toxiproxy = self._spawn("toxiproxy", [
-            str(TOOLS_BIN / "toxiproxy-server"), "-host", LOOPBACK, "-port", str(self.api_port)], self.api_port)
-        self._api("POST", "/proxies", {"name": PROXY_NAME, "listen": f"{LOOPBACK}:{self.proxy_port}",
-                                       "upstream": f"{LOOPBACK}:{self.s3_port}", "enabled": True})
+        self.versitygw = self._spawn(
+            "versitygw",
+            [
+                str(TOOLS_BIN / "versitygw"),
+                "--port",
+                f"{LOOPBACK}:{self.s3_port}",
+                "--access",
+                self.access_key,
+                "--secret",
+                self.secret_key,
+                "posix",
+                str(data),
+            ],
+            self.s3_port,
+        )
+        self.toxiproxy = self._spawn(
+            "toxiproxy",
+            [str(TOOLS_BIN / "toxiproxy-server"), "-host", LOOPBACK, "-port", str(self.api_port)],
+            self.api_port,
+        )
+        self._api(
+            "POST",
+            "/proxies",
+            {
+                "name": PROXY_NAME,
+                "listen": f"{LOOPBACK}:{self.proxy_port}",
+                "upstream": f"{LOOPBACK}:{self.s3_port}",
+                "enabled": True,
+            },
+        )
         self.s3 = boto3.client(
-            "s3", endpoint_url=f"http://{self.direct_endpoint}", aws_access_key_id=self.access_key,
-            aws_secret_access_key=self.secret_key, region_name="us-east-1",
-            config=Config(s3={"addressing_style": "path"}, retries={"max_attempts": 2}))
+            "s3",
+            endpoint_url=f"http://{self.direct_endpoint}",
+            aws_access_key_id=self.access_key,
+            aws_secret_access_key=self.secret_key,
+            region_name="us-east-1",
+            config=Config(s3={"addressing_style": "path"}, retries={"max_attempts": 2}),
+        )
         self.s3.create_bucket(Bucket=self.bucket)
 
     def close(self):
@@ -142,8 +177,12 @@ class S3Rig:
 
     def _api(self, method: str, path: str, body=None):
         data = json.dumps(body).encode() if body is not None else None
-        request = urllib.request.Request(f"http://{LOOPBACK}:{self.api_port}{path}", data=data, method=method,
-                                         headers={"Content-Type": "application/json"})
+        request = urllib.request.Request(
+            f"http://{LOOPBACK}:{self.api_port}{path}",
+            data=data,
+            method=method,
+            headers={"Content-Type": "application/json"},
+        )
         try:
             with urllib.request.urlopen(request, timeout=10) as response:
                 text = response.read()
@@ -151,10 +190,14 @@ class S3Rig:
             raise RuntimeError(f"toxiproxy {method} {path}: {error.code} {error.read()!r}") from error
         return json.loads(text) if text else None
 
-    def add_toxic(self, name: str, toxic_type: str, attributes: dict, stream: str = "downstream",
-                  toxicity: float = 1.0):
-        self._api("POST", f"/proxies/{PROXY_NAME}/toxics", {
-            "name": name, "type": toxic_type, "stream": stream, "toxicity": toxicity, "attributes": attributes})
+    def add_toxic(
+        self, name: str, toxic_type: str, attributes: dict, stream: str = "downstream", toxicity: float = 1.0
+    ):
+        self._api(
+            "POST",
+            f"/proxies/{PROXY_NAME}/toxics",
+            {"name": name, "type": toxic_type, "stream": stream, "toxicity": toxicity, "attributes": attributes},
+        )
 
     def remove_toxics(self):
         for toxic in self._api("GET", f"/proxies/{PROXY_NAME}/toxics") or []:
@@ -171,9 +214,11 @@ class S3Rig:
     # --- DuckDB ---
 
     def secret_sql(self, endpoint: str | None = None, name: str = "rig") -> str:
-        return (f"CREATE OR REPLACE SECRET {name} (TYPE s3, KEY_ID '{self.access_key}', SECRET '{self.secret_key}', "
-                f"REGION 'us-east-1', ENDPOINT '{endpoint or self.proxy_endpoint}', URL_STYLE 'path', "
-                f"USE_SSL false)")
+        return (
+            f"CREATE OR REPLACE SECRET {name} (TYPE s3, KEY_ID '{self.access_key}', SECRET '{self.secret_key}', "
+            f"REGION 'us-east-1', ENDPOINT '{endpoint or self.proxy_endpoint}', URL_STYLE 'path', "
+            f"USE_SSL false)"
+        )
 
 
 def load_httpfs(con):
@@ -186,14 +231,24 @@ def load_httpfs2(con):
     con.execute(f"LOAD '{HTTPFS2_EXTENSION}'")
 
 
-def duckdb_connect(rig: S3Rig | None = None, *, load_httpfs2_too: bool = True, order: str = "httpfs_first",
-                   endpoint: str = "proxy", config: dict | None = None):
+def duckdb_connect(
+    rig: S3Rig | None = None,
+    *,
+    load_httpfs2_too: bool = True,
+    order: str = "httpfs_first",
+    endpoint: str = "proxy",
+    config: dict | None = None,
+):
     """A connection with httpfs (and httpfs2) loaded from their files and, given a rig, its S3 secret.
 
     order: 'httpfs_first', 'httpfs2_first', or 'httpfs2_only' (the test loads httpfs later itself)."""
     import duckdb
-    settings = {"allow_unsigned_extensions": "true", "autoinstall_known_extensions": "false",
-                "autoload_known_extensions": "false"}
+
+    settings = {
+        "allow_unsigned_extensions": "true",
+        "autoinstall_known_extensions": "false",
+        "autoload_known_extensions": "false",
+    }
     settings.update(config or {})
     con = duckdb.connect(config=settings)
     if order == "httpfs_first":

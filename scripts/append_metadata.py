@@ -5,6 +5,7 @@ Layout (DuckDB's ParseExtensionMetaData): eight 32-byte fields stored last field
 ABI type, 128 the extension version, 160 the DuckDB version, 192 the platform and 224 the magic value "4";
 then a 256-byte signature, all zeros for an unsigned extension.
 """
+
 import argparse
 
 FIELD = 32
@@ -27,8 +28,14 @@ def main() -> None:
     parser.add_argument("--abi", default="CPP")
     args = parser.parse_args()
 
-    metadata = (field("") * 3 + field(args.abi) + field(args.extension_version) + field(args.duckdb_version)
-                + field(args.platform) + field("4"))
+    metadata = (
+        field("") * 3
+        + field(args.abi)
+        + field(args.extension_version)
+        + field(args.duckdb_version)
+        + field(args.platform)
+        + field("4")
+    )
     with open(args.extension, "ab") as out:
         out.write(metadata + b"\0" * SIGNATURE)
 

@@ -13,7 +13,9 @@ std::mutex registry_lock;
 std::unordered_map<const duckdb::DatabaseInstance *, std::weak_ptr<ExtensionState>> registry;
 } // namespace
 
-ExtensionState::ExtensionState() : io_pool(ParallelReadSettings().io_threads) {
+ExtensionState::ExtensionState()
+    : read_ahead_budget(ParallelReadSettings().read_ahead_memory_limit_bytes),
+      io_pool(ParallelReadSettings().io_threads) {
 }
 
 std::shared_ptr<ExtensionState> ExtensionState::GetOrCreate(duckdb::DatabaseInstance &db) {
@@ -67,8 +69,17 @@ ParallelReadSettings ExtensionState::LastSetSettings() {
 }
 
 void ExtensionState::ApplySetting(const SettingSpec &spec, int64_t value) {
-	std::lock_guard<std::mutex> guard(lock);
-	spec.Apply(last_set, value);
+	ParallelReadSettings applied;
+	{
+		std::lock_guard<std::mutex> guard(lock);
+		spec.Apply(last_set, value);
+		applied = last_set;
+	}
+	if (spec.number == &ParallelReadSettings::io_threads) {
+		io_pool.Resize(static_cast<size_t>(applied.io_threads));
+	} else if (spec.number == &ParallelReadSettings::read_ahead_memory_limit_bytes) {
+		read_ahead_budget.SetLimit(applied.read_ahead_memory_limit_bytes);
+	}
 }
 
 } // namespace httpfs2

@@ -1,9 +1,11 @@
 #include "adapter/parallel_reader.hpp"
 
+#include "adapter/error_context.hpp"
+
 #include "core/range_planner.hpp"
 #include "core/split_read.hpp"
 #include "core/url_redaction.hpp"
-#include "duckdb/common/error_data.hpp"
+#include "duckdb/common/string_util.hpp"
 
 #include <chrono>
 
@@ -39,19 +41,17 @@ bool ParallelReader::TryRead(WrappedFileHandle &handle, void *buffer, idx_t nr_b
 		return false;
 	}
 	fanout = std::min<uint64_t>(fanout, pieces.size());
-	stats.RecordSplit(nr_bytes, fanout);
+	stats.RecordSplit(fanout);
 
 	auto start = Clock::now();
 	auto read_piece = [&](const ByteRange &piece, char *destination) {
 		ReadPiece(handle, piece, destination, nr_bytes, location);
 	};
 	auto interrupted = [&]() {
-		auto context = handle.client_context.lock();
-		return context && context->interrupted.load();
+		return handle.Interrupted();
 	};
 	try {
-		SplitRead::Run(state.io_pool, static_cast<char *>(buffer), location, pieces, fanout, read_piece,
-		               interrupted);
+		SplitRead::Run(state.io_pool, static_cast<char *>(buffer), location, pieces, fanout, read_piece, interrupted);
 	} catch (SplitReadCancelled &) {
 		throw duckdb::InterruptException();
 	}
@@ -59,8 +59,8 @@ bool ParallelReader::TryRead(WrappedFileHandle &handle, void *buffer, idx_t nr_b
 	return true;
 }
 
-void ParallelReader::ReadPiece(WrappedFileHandle &handle, const ByteRange &piece, char *destination,
-                               idx_t read_bytes, idx_t read_location) {
+void ParallelReader::ReadPiece(WrappedFileHandle &handle, const ByteRange &piece, char *destination, idx_t read_bytes,
+                               idx_t read_location) {
 	SubReadHandles::Lease lease(*handle.sub_read_handles);
 	auto &inner = *lease;
 	stats.SubReadStarted();
@@ -69,13 +69,13 @@ void ParallelReader::ReadPiece(WrappedFileHandle &handle, const ByteRange &piece
 		inner.file_system.Read(inner, destination, static_cast<int64_t>(piece.length), piece.offset);
 	} catch (std::exception &ex) {
 		stats.SubReadFinished(0, static_cast<uint64_t>(SecondsSince(start) * 1e6));
-		stats.RecordError();
-		duckdb::ErrorData error(ex);
-		throw duckdb::IOException(
-		    "httpfs2: parallel read of '%s' failed: sub-read of bytes %llu-%llu (of the read of %llu bytes at offset "
-		    "%llu) failed: %s",
-		    RedactUrl(handle.path), piece.offset, piece.End() - 1, read_bytes, read_location,
-		    RedactUrlIn(error.RawMessage(), handle.path));
+		stats.Add(Counter::ERRORS);
+		RethrowWithContext(ex,
+		                   duckdb::StringUtil::Format(
+		                       "httpfs2: parallel read of '%s' failed: sub-read of bytes %llu-%llu "
+		                       "(of the read of %llu bytes at offset %llu) failed: ",
+		                       RedactUrl(handle.path), piece.offset, piece.End() - 1, read_bytes, read_location),
+		                   handle.path);
 	}
 	double seconds = SecondsSince(start);
 	stats.SubReadFinished(piece.length, static_cast<uint64_t>(seconds * 1e6));

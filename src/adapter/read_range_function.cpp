@@ -11,8 +11,7 @@ using namespace duckdb;
 
 //! Positional: Read(buffer, length, offset), which fails past the end of the file. Sequential: Seek(offset)
 //! then Read(buffer, length), which returns what is left when the range passes the end.
-static string ReadRange(ClientContext &context, const string &path, int64_t offset, int64_t length,
-                        bool sequential) {
+static string ReadRange(ClientContext &context, const string &path, int64_t offset, int64_t length, bool sequential) {
 	if (offset < 0 || length < 0) {
 		throw InvalidInputException("httpfs2_read_range: offset and length must not be negative (got %lld, %lld)",
 		                            offset, length);
@@ -42,8 +41,8 @@ static void ReadRangeFunction(DataChunk &args, ExpressionState &state, Vector &r
 			result.SetValue(row, Value(LogicalType::BLOB));
 			continue;
 		}
-		auto bytes = ReadRange(context, path.GetValue<string>(), offset.GetValue<int64_t>(),
-		                       length.GetValue<int64_t>(), sequential.GetValue<bool>());
+		auto bytes = ReadRange(context, path.GetValue<string>(), offset.GetValue<int64_t>(), length.GetValue<int64_t>(),
+		                       sequential.GetValue<bool>());
 		result.SetValue(row, Value::BLOB(const_data_ptr_cast(bytes.data()), bytes.size()));
 	}
 	if (args.AllConstant()) {

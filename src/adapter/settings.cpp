@@ -22,19 +22,17 @@ static int64_t ValueAsInteger(const SettingSpec &spec, const Value &value) {
 	return spec.kind == SettingKind::BOOLEAN ? (value.GetValue<bool>() ? 1 : 0) : value.GetValue<int64_t>();
 }
 
+//! DuckDB's set callbacks carry no setting name, so there is one instantiation per entry of SETTING_SPECS.
 template <size_t INDEX>
 static void OnSet(ClientContext &context, SetScope, Value &parameter) {
-	auto &spec = AllSettings()[INDEX];
+	static_assert(INDEX < SETTING_COUNT, "a callback for a setting that does not exist");
+	auto &spec = SETTING_SPECS[INDEX];
 	auto value = ValueAsInteger(spec, parameter);
 	auto error = spec.Validate(value);
 	if (!error.empty()) {
 		throw duckdb::InvalidInputException(error);
 	}
-	auto state = ExtensionState::Get(*context.db);
-	state->ApplySetting(spec, value);
-	if (spec.number == &ParallelReadSettings::io_threads) {
-		state->io_pool.Resize(static_cast<size_t>(value));
-	}
+	ExtensionState::Get(*context.db)->ApplySetting(spec, value);
 }
 
 template <size_t... INDEX>
@@ -42,18 +40,13 @@ static std::array<duckdb::set_option_callback_t, sizeof...(INDEX)> MakeCallbacks
 	return {{&OnSet<INDEX>...}};
 }
 
-static constexpr size_t SETTING_COUNT = 10;
-
 void RegisterSettings(duckdb::DBConfig &config) {
-	D_ASSERT(AllSettings().size() == SETTING_COUNT);
 	auto callbacks = MakeCallbacks(std::make_index_sequence<SETTING_COUNT> {});
-	auto &specs = AllSettings();
-	for (size_t i = 0; i < specs.size(); i++) {
-		auto &spec = specs[i];
+	for (size_t i = 0; i < SETTING_COUNT; i++) {
+		auto &spec = SETTING_SPECS[i];
 		bool is_flag = spec.kind == SettingKind::BOOLEAN;
 		Value default_value = is_flag ? Value::BOOLEAN(spec.default_value != 0) : Value::BIGINT(spec.default_value);
-		// The pool is one per database, so its size is a global setting; the rest follow the session.
-		auto scope = spec.number == &ParallelReadSettings::io_threads ? SetScope::GLOBAL : SetScope::SESSION;
+		auto scope = spec.scope == SettingScope::GLOBAL ? SetScope::GLOBAL : SetScope::SESSION;
 		config.AddExtensionOption(spec.name, spec.description, is_flag ? LogicalType::BOOLEAN : LogicalType::BIGINT,
 		                          default_value, callbacks[i], scope);
 	}
@@ -64,7 +57,7 @@ ParallelReadSettings ReadSettings(duckdb::optional_ptr<duckdb::FileOpener> opene
 	if (!opener) {
 		return result;
 	}
-	for (auto &spec : AllSettings()) {
+	for (auto &spec : SETTING_SPECS) {
 		Value value;
 		if (duckdb::FileOpener::TryGetCurrentSetting(opener, spec.name, value) && !value.IsNull()) {
 			spec.Apply(result, ValueAsInteger(spec, value));

@@ -22,23 +22,14 @@ struct RowsState : public GlobalTableFunctionState {
 	idx_t offset = 0;
 };
 
-const vector<Column> &StatsColumns() {
+//! Columns after the counters (which come from COUNTER_SPECS).
+const vector<Column> &ExtraColumns() {
 	static const vector<Column> columns = {
-	    {"filesystem", LogicalType::VARCHAR},
-	    {"files_opened", LogicalType::UBIGINT},
-	    {"reads", LogicalType::UBIGINT},
-	    {"bytes_read", LogicalType::UBIGINT},
-	    {"reads_passed_through", LogicalType::UBIGINT},
-	    {"reads_split", LogicalType::UBIGINT},
-	    {"sub_reads", LogicalType::UBIGINT},
-	    {"sub_read_bytes", LogicalType::UBIGINT},
-	    {"sub_read_seconds", LogicalType::DOUBLE},
-	    {"in_flight_peak", LogicalType::UBIGINT},
-	    {"errors", LogicalType::UBIGINT},
-	    {"writes", LogicalType::UBIGINT},
-	    {"bytes_written", LogicalType::UBIGINT},
 	    {"fanout_histogram", LogicalType::MAP(LogicalType::UBIGINT, LogicalType::UBIGINT)},
 	    {"io_threads", LogicalType::UBIGINT},
+	    {"read_ahead_memory_limit", LogicalType::UBIGINT},
+	    {"read_ahead_memory_in_use", LogicalType::UBIGINT},
+	    {"read_ahead_memory_peak", LogicalType::UBIGINT},
 	    {"model_first_byte_latency_ms", LogicalType::DOUBLE},
 	    {"model_stream_bandwidth_mib_s", LogicalType::DOUBLE},
 	    {"model_learned_overhead_ms", LogicalType::DOUBLE},
@@ -47,13 +38,23 @@ const vector<Column> &StatsColumns() {
 	return columns;
 }
 
+//! Durations are counted in microseconds and shown in seconds.
+bool IsDuration(Counter counter) {
+	return counter == Counter::SUB_READ_MICROS;
+}
+
 //! NULL until the model has a sample, so an unlearned value is never mistaken for a measurement.
 Value ModelValue(uint64_t samples, double value) {
 	return samples == 0 ? Value(LogicalType::DOUBLE) : Value::DOUBLE(value);
 }
 
-vector<Value> StatsRow(const string &name, const ReadStatsSnapshot &stats, const CostModelSnapshot &model,
-                       idx_t io_threads) {
+vector<Value> StatsRow(const string &name, const ReadStatsSnapshot &stats, const ExtensionState &state) {
+	vector<Value> row {Value(name)};
+	for (auto &spec : COUNTER_SPECS) {
+		auto count = stats.Get(spec.counter);
+		row.push_back(IsDuration(spec.counter) ? Value::DOUBLE(static_cast<double>(count) / 1e6)
+		                                       : Value::UBIGINT(count));
+	}
 	vector<Value> keys;
 	vector<Value> counts;
 	for (idx_t fanout = 1; fanout < stats.fanout_histogram.size(); fanout++) {
@@ -62,30 +63,29 @@ vector<Value> StatsRow(const string &name, const ReadStatsSnapshot &stats, const
 			counts.push_back(Value::UBIGINT(stats.fanout_histogram[fanout]));
 		}
 	}
-	return {Value(name),
-	        Value::UBIGINT(stats.files_opened),
-	        Value::UBIGINT(stats.reads),
-	        Value::UBIGINT(stats.bytes_read),
-	        Value::UBIGINT(stats.reads_passed_through),
-	        Value::UBIGINT(stats.reads_split),
-	        Value::UBIGINT(stats.sub_reads),
-	        Value::UBIGINT(stats.sub_read_bytes),
-	        Value::DOUBLE(static_cast<double>(stats.sub_read_micros) / 1e6),
-	        Value::UBIGINT(stats.in_flight_peak),
-	        Value::UBIGINT(stats.errors),
-	        Value::UBIGINT(stats.writes),
-	        Value::UBIGINT(stats.bytes_written),
-	        Value::MAP(LogicalType::UBIGINT, LogicalType::UBIGINT, std::move(keys), std::move(counts)),
-	        Value::UBIGINT(io_threads),
-	        ModelValue(model.latency_samples, model.first_byte_latency_s * 1000.0),
-	        ModelValue(model.bandwidth_samples, model.stream_bandwidth_bps / static_cast<double>(MiB)),
-	        ModelValue(model.overhead_samples, model.learned_overhead_s * 1000.0),
-	        Value::UBIGINT(model.latency_samples + model.bandwidth_samples + model.overhead_samples)};
+	auto model = state.cost_model.Snapshot();
+	auto &budget = state.read_ahead_budget;
+	row.push_back(Value::MAP(LogicalType::UBIGINT, LogicalType::UBIGINT, std::move(keys), std::move(counts)));
+	row.push_back(Value::UBIGINT(state.io_pool.TargetSize()));
+	row.push_back(Value::UBIGINT(budget.Limit()));
+	row.push_back(Value::UBIGINT(budget.InUse()));
+	row.push_back(Value::UBIGINT(budget.Peak()));
+	row.push_back(ModelValue(model.latency_samples, model.first_byte_latency_s * 1000.0));
+	row.push_back(ModelValue(model.bandwidth_samples, model.stream_bandwidth_bps / static_cast<double>(MiB)));
+	row.push_back(ModelValue(model.overhead_samples, model.learned_overhead_s * 1000.0));
+	row.push_back(Value::UBIGINT(model.latency_samples + model.bandwidth_samples + model.overhead_samples));
+	return row;
 }
 
 unique_ptr<FunctionData> StatsBind(ClientContext &, TableFunctionBindInput &, vector<LogicalType> &return_types,
                                    vector<string> &names) {
-	for (auto &column : StatsColumns()) {
+	names.emplace_back("filesystem");
+	return_types.push_back(LogicalType::VARCHAR);
+	for (auto &spec : COUNTER_SPECS) {
+		names.emplace_back(spec.column);
+		return_types.push_back(IsDuration(spec.counter) ? LogicalType::DOUBLE : LogicalType::UBIGINT);
+	}
+	for (auto &column : ExtraColumns()) {
 		names.emplace_back(column.name);
 		return_types.push_back(column.type);
 	}
@@ -95,10 +95,8 @@ unique_ptr<FunctionData> StatsBind(ClientContext &, TableFunctionBindInput &, ve
 unique_ptr<GlobalTableFunctionState> StatsInit(ClientContext &context, TableFunctionInitInput &) {
 	auto state = ExtensionState::Get(*context.db);
 	auto result = make_uniq<RowsState>();
-	auto model = state->cost_model.Snapshot();
-	auto io_threads = state->io_pool.TargetSize();
 	for (auto &entry : state->AllStats()) {
-		result->rows.push_back(StatsRow(entry.first, entry.second->Snapshot(), model, io_threads));
+		result->rows.push_back(StatsRow(entry.first, entry.second->Snapshot(), *state));
 	}
 	return std::move(result);
 }
@@ -115,6 +113,7 @@ unique_ptr<GlobalTableFunctionState> ResetInit(ClientContext &context, TableFunc
 	for (auto &entry : state->AllStats()) {
 		entry.second->Reset();
 	}
+	state->read_ahead_budget.ResetPeak();
 	auto result = make_uniq<RowsState>();
 	result->rows.push_back({Value::BOOLEAN(true)});
 	return std::move(result);

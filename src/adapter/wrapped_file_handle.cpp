@@ -45,6 +45,15 @@ void SubReadHandles::Close() {
 	}
 }
 
+ReadAheadAttachment::ReadAheadAttachment(ReadAheadRegistry &registry_p, std::string key_p,
+                                         std::shared_ptr<ObjectReadAhead> object_p)
+    : registry(registry_p), key(std::move(key_p)), object(std::move(object_p)) {
+}
+
+ReadAheadAttachment::~ReadAheadAttachment() {
+	registry.Detach(key);
+}
+
 WrappedFileHandle::WrappedFileHandle(duckdb::FileSystem &wrapper, duckdb::unique_ptr<FileHandle> inner_p,
                                      const ParallelReadSettings &settings_p)
     : FileHandle(wrapper, inner_p->path, inner_p->flags), inner(std::move(inner_p)), settings(settings_p) {
@@ -54,6 +63,7 @@ WrappedFileHandle::WrappedFileHandle(duckdb::FileSystem &wrapper, duckdb::unique
 WrappedFileHandle::~WrappedFileHandle() = default;
 
 void WrappedFileHandle::Close() {
+	read_ahead.reset();
 	if (sub_read_handles) {
 		sub_read_handles->Close();
 	}
@@ -66,6 +76,11 @@ idx_t WrappedFileHandle::GetProgress() {
 
 duckdb::FileCompressionType WrappedFileHandle::GetFileCompressionType() {
 	return inner->GetFileCompressionType();
+}
+
+bool WrappedFileHandle::Interrupted() const {
+	auto context = client_context.lock();
+	return context && context->interrupted.load();
 }
 
 bool WrappedFileHandle::ShouldSplit(idx_t nr_bytes, idx_t location) const {

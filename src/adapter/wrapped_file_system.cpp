@@ -1,6 +1,7 @@
 #include "adapter/wrapped_file_system.hpp"
 
 #include "adapter/settings.hpp"
+#include "duckdb/common/string_util.hpp"
 #include "duckdb/common/file_opener.hpp"
 #include "duckdb/common/multi_file/multi_file_list.hpp"
 
@@ -41,13 +42,17 @@ unique_ptr<FileHandle> WrappedFileSystem::OpenFileExtended(const duckdb::OpenFil
 		state->cost_model.ObserveRoundTrip(
 		    std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
 	}
-	stats->RecordOpen();
+	stats->Add(Counter::FILES_OPENED);
 	auto handle = duckdb::make_uniq<WrappedFileHandle>(*this, std::move(inner_handle), settings);
 	if (settings.enabled && flags.OpenForReading() && !flags.OpenForWriting()) {
-		PrepareSubReads(*handle, opener);
 		auto context = FileOpener::TryGetClientContext(opener);
 		if (context) {
 			handle->client_context = context->shared_from_this();
+		}
+		PrepareSubReads(*handle, opener);
+		if (settings.ReadAheadActive()) {
+			AttachReadAhead(*handle, opener);
+			PrefetchFooters(listings.After(file.path), settings, opener);
 		}
 	}
 	return std::move(handle);
@@ -68,15 +73,8 @@ void WrappedFileSystem::PrepareSubReads(WrappedFileHandle &handle, optional_ptr<
 		handle.sub_read_handles = duckdb::make_uniq<SubReadHandles>(duckdb::vector<unique_ptr<FileHandle>>(), primary);
 		return;
 	}
-	// Handing over size, modification time and ETag lets httpfs open these handles without a request: they cost
-	// nothing until a read is split, and httpfs still checks every response against the ETag.
-	duckdb::OpenFileInfo info(primary.path);
-	info.extended_info = duckdb::make_shared_ptr<duckdb::ExtendedOpenFileInfo>();
-	auto &options = info.extended_info->options;
-	options["file_size"] = duckdb::Value::UBIGINT(handle.file_size);
-	options["last_modified"] = duckdb::Value::TIMESTAMP(primary.file_system.GetLastModifiedTime(primary));
-	options["etag"] = duckdb::Value(primary.file_system.GetVersionTag(primary));
-
+	// These handles cost nothing until a read is split.
+	auto info = SameVersion(primary, handle.file_size);
 	idx_t count = handle.settings.dedicated_handles ? handle.settings.max_fanout : 1;
 	duckdb::FileOpenFlags sub_flags(duckdb::FileFlags::FILE_FLAGS_READ | duckdb::FileFlags::FILE_FLAGS_PARALLEL_ACCESS);
 	duckdb::vector<unique_ptr<FileHandle>> owned;
@@ -86,45 +84,180 @@ void WrappedFileSystem::PrepareSubReads(WrappedFileHandle &handle, optional_ptr<
 	handle.sub_read_handles = duckdb::make_uniq<SubReadHandles>(std::move(owned), nullptr);
 }
 
+duckdb::OpenFileInfo WrappedFileSystem::SameVersion(FileHandle &primary, idx_t file_size) {
+	duckdb::OpenFileInfo info(primary.path);
+	info.extended_info = duckdb::make_shared_ptr<duckdb::ExtendedOpenFileInfo>();
+	auto &options = info.extended_info->options;
+	options["file_size"] = duckdb::Value::UBIGINT(file_size);
+	options["last_modified"] = duckdb::Value::TIMESTAMP(primary.file_system.GetLastModifiedTime(primary));
+	options["etag"] = duckdb::Value(primary.file_system.GetVersionTag(primary));
+	return info;
+}
+
+std::string WrappedFileSystem::VersionKey(const string &path, const duckdb::Value &etag,
+                                          const duckdb::Value &last_modified, idx_t file_size) {
+	return path + "\n" + etag.ToString() + "\n" + last_modified.ToString() + "\n" + std::to_string(file_size);
+}
+
+std::shared_ptr<ObjectReadAhead> WrappedFileSystem::CreateReadAhead(const duckdb::OpenFileInfo &info, idx_t file_size,
+                                                                    optional_ptr<FileOpener> opener) {
+	duckdb::FileOpenFlags flags(duckdb::FileFlags::FILE_FLAGS_READ | duckdb::FileFlags::FILE_FLAGS_PARALLEL_ACCESS);
+	std::shared_ptr<FileHandle> fetch_handle(inner->OpenFile(info, flags, opener).release());
+	auto fetch = [fetch_handle](const ByteRange &range, char *destination) {
+		fetch_handle->file_system.Read(*fetch_handle, destination, static_cast<int64_t>(range.length), range.offset);
+	};
+	auto object = std::make_shared<ObjectReadAhead>(state->io_pool, state->read_ahead_budget, *stats, state->cost_model,
+	                                                file_size, std::move(fetch));
+	// Files of one folder share a schema and, within a scan, the columns read.
+	object->SharePatterns(patterns, info.path.substr(0, info.path.find_last_of('/') + 1));
+	return object;
+}
+
+ReadAheadTuning WrappedFileSystem::TuningFor(const ParallelReadSettings &settings) const {
+	return ReadAheadTuner::Tune(settings, state->cost_model.Snapshot(), state->io_pool.TargetSize(),
+	                            state->read_ahead_budget.Limit());
+}
+
+void WrappedFileSystem::AttachReadAhead(WrappedFileHandle &handle, optional_ptr<FileOpener> opener) {
+	auto &primary = *handle.inner;
+	auto size = primary.file_system.GetFileSize(primary);
+	if (size <= 0) {
+		return;
+	}
+	handle.file_size = static_cast<idx_t>(size);
+	auto info = SameVersion(primary, handle.file_size);
+	auto &options = info.extended_info->options;
+	auto key = VersionKey(primary.path, options["etag"], options["last_modified"], handle.file_size);
+	auto object = read_aheads.Attach(key, [&]() { return CreateReadAhead(info, handle.file_size, opener); });
+	handle.read_ahead = duckdb::make_uniq<ReadAheadAttachment>(read_aheads, key, std::move(object));
+}
+
+static bool IsParquetPath(const string &path) {
+	auto lower = duckdb::StringUtil::Lower(path);
+	return duckdb::StringUtil::EndsWith(lower, ".parquet");
+}
+
+void WrappedFileSystem::PrefetchFooters(const std::vector<duckdb::OpenFileInfo> &files,
+                                        const ParallelReadSettings &settings, optional_ptr<FileOpener> opener) {
+	ReadAheadTuning tuning = TuningFor(settings);
+	for (auto &file : files) {
+		if (!file.extended_info || !IsParquetPath(file.path)) {
+			continue;
+		}
+		auto &options = file.extended_info->options;
+		auto size = options.find("file_size");
+		auto etag = options.find("etag");
+		auto last_modified = options.find("last_modified");
+		if (size == options.end() || etag == options.end() || last_modified == options.end()) {
+			continue;
+		}
+		try {
+			auto file_size = size->second.GetValue<uint64_t>();
+			auto modified = duckdb::Value::TIMESTAMP(last_modified->second.GetValue<duckdb::timestamp_t>());
+			auto tail = ParquetFooter::DuckDBTailReadSize(file_size);
+			if (tail == 0) {
+				continue;
+			}
+			// The same key an open of this file with the listing's metadata computes from its handle.
+			auto key = VersionKey(file.path, duckdb::Value(etag->second.ToString()), modified, file_size);
+			auto object = read_aheads.Pin(key, [&]() { return CreateReadAhead(file, file_size, opener); });
+			if (object) {
+				object->Prefetch({ByteRange {file_size - tail, tail}}, tuning);
+			}
+		} catch (std::exception &) {
+			// Metadata of a type we do not know, or a handle that would not open: the file is read without it.
+			continue;
+		}
+	}
+}
+
+void WrappedFileSystem::RememberListing(std::vector<duckdb::OpenFileInfo> files, optional_ptr<FileOpener> opener) {
+	auto settings = ReadSettings(opener, *state).Effective();
+	if (!settings.ReadAheadActive() || files.size() < 2) {
+		return;
+	}
+	std::vector<duckdb::OpenFileInfo> first(files.begin(),
+	                                        files.begin() + std::min<size_t>(ListingMemory::DEPTH, files.size()));
+	listings.Remember(std::move(files));
+	PrefetchFooters(first, settings, opener);
+}
+
 // --- reading and writing ---
 
-void WrappedFileSystem::ReadThrough(WrappedFileHandle &handle, void *buffer, int64_t nr_bytes, idx_t location) {
-	stats->RecordPassThrough(static_cast<uint64_t>(std::max<int64_t>(nr_bytes, 0)));
+void WrappedFileSystem::ReadForReader(WrappedFileHandle &handle, void *buffer, int64_t nr_bytes, idx_t location) {
+	if (nr_bytes > 0 && handle.ShouldSplit(static_cast<idx_t>(nr_bytes), location) &&
+	    reader.TryRead(handle, buffer, static_cast<idx_t>(nr_bytes), location)) {
+		return;
+	}
+	stats->RecordPassThrough();
 	try {
 		handle.inner->file_system.Read(*handle.inner, buffer, nr_bytes, location);
 	} catch (...) {
-		stats->RecordError();
+		stats->Add(Counter::ERRORS);
 		throw;
+	}
+}
+
+void WrappedFileSystem::ReadWithReadAhead(WrappedFileHandle &handle, char *buffer, idx_t nr_bytes, idx_t location) {
+	auto &object = *handle.read_ahead->object;
+	ByteRange read {location, nr_bytes};
+	if (!handle.Interrupted()) {
+		object.Observe(read, TuningFor(handle.settings));
+	}
+	auto served = object.Serve(read, buffer);
+	if (served.served_bytes == nr_bytes) {
+		stats->Add(Counter::READS_SERVED_WHOLE);
+	} else if (served.served_bytes > 0) {
+		stats->Add(Counter::READS_SERVED_PARTLY);
+	}
+	if (served.waited) {
+		stats->Add(Counter::READS_WAITED);
+	}
+	for (auto &gap : served.gaps) {
+		ReadForReader(handle, buffer + (gap.offset - location), static_cast<int64_t>(gap.length), gap.offset);
+	}
+	if (object.Inspect(read, buffer)) {
+		read_aheads.RememberLayout(handle.read_ahead->key, object.Layout());
 	}
 }
 
 void WrappedFileSystem::Read(FileHandle &handle, void *buffer, int64_t nr_bytes, idx_t location) {
 	auto &wrapped = Unwrap(handle);
-	if (nr_bytes > 0 && wrapped.ShouldSplit(static_cast<idx_t>(nr_bytes), location) &&
-	    reader.TryRead(wrapped, buffer, static_cast<idx_t>(nr_bytes), location)) {
+	stats->RecordRead(static_cast<uint64_t>(std::max<int64_t>(nr_bytes, 0)));
+	// Reads past the end go to the wrapped filesystem unchanged, so they fail exactly as they would without httpfs2.
+	bool inside = location <= wrapped.file_size && static_cast<idx_t>(nr_bytes) <= wrapped.file_size - location;
+	if (nr_bytes > 0 && wrapped.read_ahead && inside) {
+		ReadWithReadAhead(wrapped, static_cast<char *>(buffer), static_cast<idx_t>(nr_bytes), location);
 		return;
 	}
-	ReadThrough(wrapped, buffer, nr_bytes, location);
+	ReadForReader(wrapped, buffer, nr_bytes, location);
 }
 
 int64_t WrappedFileSystem::Read(FileHandle &handle, void *buffer, int64_t nr_bytes) {
 	auto &wrapped = Unwrap(handle);
 	auto &primary = *wrapped.inner;
-	if (wrapped.CanSplit() && nr_bytes > 0) {
+	if ((wrapped.read_ahead || wrapped.CanSplit()) && nr_bytes > 0) {
 		// A sequential read is a positional read at the current position, clamped to the end of the file.
 		idx_t position = primary.file_system.SeekPosition(primary);
 		idx_t available = position < wrapped.file_size ? wrapped.file_size - position : 0;
 		idx_t to_read = std::min<idx_t>(static_cast<idx_t>(nr_bytes), available);
-		if (wrapped.ShouldSplit(to_read, position) && reader.TryRead(wrapped, buffer, to_read, position)) {
+		if (to_read > 0 && (wrapped.read_ahead || wrapped.ShouldSplit(to_read, position))) {
+			stats->RecordRead(to_read);
+			if (wrapped.read_ahead) {
+				ReadWithReadAhead(wrapped, static_cast<char *>(buffer), to_read, position);
+			} else {
+				ReadForReader(wrapped, buffer, static_cast<int64_t>(to_read), position);
+			}
 			primary.file_system.Seek(primary, position + to_read);
 			return static_cast<int64_t>(to_read);
 		}
 	}
-	stats->RecordPassThrough(static_cast<uint64_t>(std::max<int64_t>(nr_bytes, 0)));
+	stats->RecordRead(static_cast<uint64_t>(std::max<int64_t>(nr_bytes, 0)));
+	stats->RecordPassThrough();
 	try {
 		return primary.file_system.Read(primary, buffer, nr_bytes);
 	} catch (...) {
-		stats->RecordError();
+		stats->Add(Counter::ERRORS);
 		throw;
 	}
 }
@@ -259,13 +392,27 @@ void WrappedFileSystem::RemoveFiles(const duckdb::vector<string> &filenames, opt
 }
 
 duckdb::vector<duckdb::OpenFileInfo> WrappedFileSystem::Glob(const string &path, FileOpener *opener) {
-	return inner->Glob(path, opener);
+	auto files = inner->Glob(path, opener);
+	RememberListing(std::vector<duckdb::OpenFileInfo>(files.begin(), files.end()), opener);
+	return files;
 }
 
 unique_ptr<duckdb::MultiFileList> WrappedFileSystem::GlobFilesExtended(const string &path,
                                                                        const duckdb::FileGlobInput &input,
                                                                        optional_ptr<FileOpener> opener) {
-	return inner->Glob(path, input, opener);
+	auto list = inner->Glob(path, input, opener);
+	if (list && ReadSettings(opener, *state).Effective().ReadAheadActive()) {
+		// Expands a lazy listing up to MAX_FILES now: DuckDB opens the files in this order right after.
+		std::vector<duckdb::OpenFileInfo> files;
+		duckdb::MultiFileListScanData scan;
+		list->InitializeScan(scan);
+		duckdb::OpenFileInfo file;
+		while (files.size() < ListingMemory::MAX_FILES && list->Scan(scan, file)) {
+			files.push_back(file);
+		}
+		RememberListing(std::move(files), opener);
+	}
+	return list;
 }
 
 bool WrappedFileSystem::SupportsGlobExtended() const {

@@ -1,18 +1,10 @@
 """Fixtures: one real S3 rig (versitygw behind toxiproxy on 127.0.0.1) per session, objects with known bytes."""
-import hashlib
+
 import os
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-
-from rig import S3Rig, duckdb_connect, serve_http  # noqa: E402
-
-
-def sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+from rig import S3Rig, duckdb_connect, serve_http
 
 
 @pytest.fixture(scope="session")
@@ -81,15 +73,3 @@ def native_con(rig):
     connection.execute("SET enable_external_file_cache = false")
     yield connection
     connection.close()
-
-
-def stats(con, filesystem="S3FileSystem") -> dict:
-    cursor = con.execute("SELECT * FROM httpfs2_stats() WHERE filesystem = ?", [filesystem])
-    names = [d[0] for d in cursor.description]
-    row = cursor.fetchone()
-    assert row is not None, f"no stats row for {filesystem}"
-    return dict(zip(names, row))
-
-
-def blob_sha(con, url: str) -> str:
-    return con.execute("SELECT sha256(content) FROM read_blob(?)", [url]).fetchone()[0]

@@ -1,15 +1,18 @@
 """Faults injected by toxiproxy mid-read and interrupted queries: correct bytes or a clear error, promptly;
 never a hang, a crash or a wrong byte."""
+
 import threading
 import time
 
 import duckdb
 import pytest
 
-from conftest import blob_sha, sha256, stats
+from helpers import blob_sha, sha256, stats
 
-SPLIT = ("SET httpfs2_parallel_read_enabled = true; SET httpfs2_parallel_read_chunk_size_bytes = 1048576; "
-         "SET httpfs2_parallel_read_max_fanout = 4")
+SPLIT = (
+    "SET httpfs2_parallel_read_enabled = true; SET httpfs2_parallel_read_chunk_size_bytes = 1048576; "
+    "SET httpfs2_parallel_read_max_fanout = 4"
+)
 # Bounded httpfs behaviour so a failing read gives up within seconds.
 BOUNDED = "SET http_timeout = 3; SET http_retries = 1; SET http_retry_wait_ms = 10"
 READ_ERRORS = (duckdb.IOException, duckdb.HTTPException)
@@ -39,12 +42,15 @@ def test_connection_cut_mid_body_fails_the_read_naming_file_and_range(con, rig, 
     assert stats(con)["errors"] >= 1
 
 
-@pytest.mark.parametrize("toxic,attributes,toxicity", [
-    ("reset_peer", {"timeout": 50}, 0.3),
-    ("slicer", {"average_size": 1500, "size_variation": 1000, "delay": 10}, 1.0),
-    ("timeout", {"timeout": 500}, 0.2),
-    ("limit_data", {"bytes": 2_000_000}, 0.5),
-])
+@pytest.mark.parametrize(
+    "toxic,attributes,toxicity",
+    [
+        ("reset_peer", {"timeout": 50}, 0.3),
+        ("slicer", {"average_size": 1500, "size_variation": 1000, "delay": 10}, 1.0),
+        ("timeout", {"timeout": 500}, 0.2),
+        ("limit_data", {"bytes": 2_000_000}, 0.5),
+    ],
+)
 def test_flaky_network_gives_exact_bytes_or_a_clear_error(con, rig, big_object, toxic, attributes, toxicity):
     key, data = big_object
     con.execute(SPLIT)
@@ -65,8 +71,10 @@ def test_flaky_network_gives_exact_bytes_or_a_clear_error(con, rig, big_object, 
 def test_interrupt_stops_a_long_split_read_promptly(con, rig, big_object):
     key, data = big_object
     # 24 MiB in 64 KiB pieces, two at a time, 100 ms per piece: about 19 s if it were not interrupted.
-    con.execute("SET httpfs2_parallel_read_enabled = true; SET httpfs2_parallel_read_chunk_size_bytes = 65536; "
-                "SET httpfs2_parallel_read_min_bytes = 65536; SET httpfs2_parallel_read_max_fanout = 2")
+    con.execute(
+        "SET httpfs2_parallel_read_enabled = true; SET httpfs2_parallel_read_chunk_size_bytes = 65536; "
+        "SET httpfs2_parallel_read_min_bytes = 65536; SET httpfs2_parallel_read_max_fanout = 2"
+    )
     rig.set_latency(100)
     outcome = {}
 

@@ -1,10 +1,11 @@
 """httpfs2 loads in stock DuckDB 1.5.5 (Python and CLI) beside httpfs in any order and wraps its filesystems."""
+
 import subprocess
 
 import duckdb
 import pytest
 
-from conftest import blob_sha, sha256, stats
+from helpers import blob_sha, sha256, stats
 from rig import HTTPFS2_EXTENSION, azure_extension, duckdb_connect, httpfs_extension, load_httpfs
 from rig.paths import duckdb_cli
 
@@ -41,13 +42,18 @@ def test_disabled_filesystems_still_applies(rig, big_object):
 
 
 def test_install_then_load_by_name(rig, big_object, tmp_path):
-    con = duckdb.connect(config={"allow_unsigned_extensions": "true", "extension_directory": str(tmp_path),
-                                 "autoload_known_extensions": "false"})
+    con = duckdb.connect(
+        config={
+            "allow_unsigned_extensions": "true",
+            "extension_directory": str(tmp_path),
+            "autoload_known_extensions": "false",
+        }
+    )
     con.execute(f"LOAD '{httpfs_extension()}'")
     con.execute(f"INSTALL '{HTTPFS2_EXTENSION}'")
     con.execute("LOAD httpfs2")
-    assert con.execute("SELECT count(*) FROM duckdb_extensions() WHERE extension_name = 'httpfs2' AND loaded"
-                       ).fetchone()[0] == 1
+    loaded = "SELECT count(*) FROM duckdb_extensions() WHERE extension_name = 'httpfs2' AND loaded"
+    assert con.execute(loaded).fetchone()[0] == 1
 
 
 def test_azure_filesystems_are_wrapped_when_azure_loads(rig):
@@ -59,17 +65,23 @@ def test_azure_filesystems_are_wrapped_when_azure_loads(rig):
 
 def test_cli_loads_beside_httpfs_and_reads(rig, big_object):
     key, data = big_object
-    sql = ";\n".join([
-        f"LOAD '{HTTPFS2_EXTENSION}'",
-        f"LOAD '{httpfs_extension()}'",
-        rig.secret_sql(),
-        "SET enable_external_file_cache = false",
-        "SET httpfs2_parallel_read_enabled = true",
-        f"SELECT sha256(content) FROM read_blob('{rig.url(key)}')",
-        "SELECT reads_split > 0 FROM httpfs2_stats() WHERE filesystem = 'S3FileSystem'",
-    ]) + ";\n"
-    result = subprocess.run([str(duckdb_cli()), "-unsigned", "-csv", "-noheader"], input=sql, text=True,
-                            capture_output=True, timeout=120)
+    sql = (
+        ";\n".join(
+            [
+                f"LOAD '{HTTPFS2_EXTENSION}'",
+                f"LOAD '{httpfs_extension()}'",
+                rig.secret_sql(),
+                "SET enable_external_file_cache = false",
+                "SET httpfs2_parallel_read_enabled = true",
+                f"SELECT sha256(content) FROM read_blob('{rig.url(key)}')",
+                "SELECT reads_split > 0 FROM httpfs2_stats() WHERE filesystem = 'S3FileSystem'",
+            ]
+        )
+        + ";\n"
+    )
+    result = subprocess.run(
+        [str(duckdb_cli()), "-unsigned", "-csv", "-noheader"], input=sql, text=True, capture_output=True, timeout=120
+    )
     assert result.returncode == 0, result.stderr
     lines = result.stdout.split()
     assert sha256(data) in lines

@@ -1,11 +1,13 @@
 """The parallel read layer: byte-exact at every offset and size under every setting combination, equal query
 results, concurrency without deadlock, and clean failures."""
+
 import random
 import threading
 
 import pytest
 
-from conftest import blob_sha, sha256, stats
+from helpers import blob_sha, sha256, stats
+from rig import duckdb_connect
 
 # Small pieces so that reads of a few MiB split many ways and land at unaligned offsets.
 SMALL = {"chunk_size_bytes": 65536, "min_bytes": 65536, "max_fanout": 4}
@@ -15,10 +17,14 @@ CONFIGS = {
     "small": {"enabled": True, **SMALL},
     "preset": {"enabled": True, **SMALL, "recommended_preset_enabled": True},
     "dedicated": {"enabled": True, **SMALL, "dedicated_handles": True},
-    "auto": {"enabled": True, **SMALL, "max_fanout": 8, "auto_fanout_enabled": True,
-             "auto_fanout_overhead_ms": 0},
-    "auto_adaptive": {"enabled": True, **SMALL, "max_fanout": 8, "auto_fanout_enabled": True,
-                      "auto_fanout_overhead_adaptive_enabled": True},
+    "auto": {"enabled": True, **SMALL, "max_fanout": 8, "auto_fanout_enabled": True, "auto_fanout_overhead_ms": 0},
+    "auto_adaptive": {
+        "enabled": True,
+        **SMALL,
+        "max_fanout": 8,
+        "auto_fanout_enabled": True,
+        "auto_fanout_overhead_adaptive_enabled": True,
+    },
 }
 
 
@@ -30,8 +36,9 @@ def configure(con, settings: dict):
 def random_ranges(rng, size, count):
     ranges = []
     for _ in range(count):
-        length = rng.choice([0, 1, rng.randrange(1, 65536), rng.randrange(65536, 1 << 20),
-                             rng.randrange(1 << 20, 3 << 20)])
+        length = rng.choice(
+            [0, 1, rng.randrange(1, 65536), rng.randrange(65536, 1 << 20), rng.randrange(1 << 20, 3 << 20)]
+        )
         offset = rng.randrange(0, size - length + 1)
         if rng.random() < 0.1:
             offset = size - length  # touch EOF
@@ -49,11 +56,12 @@ def test_random_ranges_are_byte_exact(con, rig, big_object, config):
     ranges += [(len(data) - 100_000, 300_000, True), (len(data), 10, True)]
     con.execute("CREATE TEMP TABLE ranges (o BIGINT, l BIGINT, seq BOOLEAN)")
     con.executemany("INSERT INTO ranges VALUES (?, ?, ?)", ranges)
-    rows = con.execute(f"SELECT o, l, seq, sha256(httpfs2_read_range('{rig.url(key)}', o, l, seq)) FROM ranges"
-                       ).fetchall()
+    rows = con.execute(
+        f"SELECT o, l, seq, sha256(httpfs2_read_range('{rig.url(key)}', o, l, seq)) FROM ranges"
+    ).fetchall()
     assert len(rows) == len(ranges)
     for offset, length, sequential, got in rows:
-        assert got == sha256(data[offset:offset + length]), (offset, length, sequential)
+        assert got == sha256(data[offset : offset + length]), (offset, length, sequential)
     counters = stats(con)
     assert counters["errors"] == 0
     if config == "off":
@@ -65,8 +73,7 @@ def test_random_ranges_are_byte_exact(con, rig, big_object, config):
 
 def test_split_read_uses_at_most_fanout_streams(con, rig, big_object):
     key, data = big_object
-    configure(con, {"enabled": True, "max_fanout": 3, "chunk_size_bytes": 1 << 20, "min_bytes": 65536,
-                    "io_threads": 8})
+    configure(con, {"enabled": True, "max_fanout": 3, "chunk_size_bytes": 1 << 20, "min_bytes": 65536, "io_threads": 8})
     assert blob_sha(con, rig.url(key)) == sha256(data)
     counters = stats(con)
     assert counters["in_flight_peak"] <= 3
@@ -88,8 +95,6 @@ def test_auto_fanout_learns_model_values(con, rig, big_object):
 @pytest.fixture(scope="module")
 def parquet_url(rig):
     """Several row groups whose column chunks are larger than the default min_bytes."""
-    import duckdb
-    from rig import duckdb_connect
     url = rig.url("parquet/wide.parquet")
     writer = duckdb_connect(rig, load_httpfs2_too=False)
     writer.execute(f"""COPY (SELECT i, random() AS a, hash(i) AS b, md5(i::VARCHAR) AS s FROM range(3000000) r(i))
@@ -99,8 +104,7 @@ def parquet_url(rig):
 
 
 # Order-independent and exact: every value of every column goes into a hash.
-QUERY = ("SELECT count(*), sum(i), bit_xor(hash(a)), bit_xor(hash(b)), bit_xor(hash(s)) "
-         "FROM read_parquet('{url}')")
+QUERY = "SELECT count(*), sum(i), bit_xor(hash(a)), bit_xor(hash(b)), bit_xor(hash(s)) FROM read_parquet('{url}')"
 
 
 @pytest.mark.parametrize("threads,io_threads", [(1, 1), (8, 1), (8, 4), (8, 16)])
@@ -122,7 +126,6 @@ def test_csv_equal_with_and_without(con, native_con, rig):
 
 
 def test_many_connections_at_once(rig, big_object):
-    from rig import duckdb_connect
     key, data = big_object
     results = []
 
@@ -173,10 +176,18 @@ def http_requests(con, run_query) -> list:
 @pytest.mark.parametrize("dedicated", [False, True])
 def test_sub_read_handles_cost_no_extra_request(con, rig, big_object, dedicated):
     key, data = big_object
-    small = lambda: con.execute("SELECT httpfs2_read_range(?, 0, 1000)", [rig.url(key)]).fetchall()
+
+    def small():
+        con.execute("SELECT httpfs2_read_range(?, 0, 1000)", [rig.url(key)]).fetchall()
+
     baseline = http_requests(con, small)
     configure(con, {"enabled": True, "dedicated_handles": dedicated})
+    # The split layer alone: read-ahead would fetch the 8 MiB after the split read below (test_read_ahead.py).
+    con.execute("SET httpfs2_read_ahead_enabled = false")
     assert http_requests(con, small) == baseline, "a file that is never split must cost no extra request"
-    split = lambda: con.execute("SELECT httpfs2_read_range(?, 0, 8388608)", [rig.url(key)]).fetchall()
+
+    def split():
+        con.execute("SELECT httpfs2_read_range(?, 0, 8388608)", [rig.url(key)]).fetchall()
+
     # one HEAD when the file opens, then one ranged GET per piece: 8 MiB on 4 streams
     assert http_requests(con, split) == ["HEAD"] + ["GET"] * 4

@@ -1,8 +1,9 @@
 """Reads through the wrapper return the object's exact bytes; writes, globs, errors and the cache still work."""
+
 import duckdb
 import pytest
 
-from conftest import blob_sha, sha256, stats
+from helpers import blob_sha, sha256, stats
 
 
 @pytest.mark.parametrize("enabled", [False, True])
@@ -28,21 +29,54 @@ def test_ranged_reads_are_byte_exact(con, rig, http_dir, big_object, url_kind):
     key, data = big_object
     url = rig.url(key) if url_kind == "s3" else f"{http_dir}/big.bin"
     con.execute("SET httpfs2_parallel_read_enabled = true")
-    ranges = [(0, 1), (1, 3 << 20), (5 << 20, 9 << 20), (len(data) - (4 << 20), 4 << 20), (len(data) - 1, 1),
-              (777, 2 << 20)]
+    ranges = [
+        (0, 1),
+        (1, 3 << 20),
+        (5 << 20, 9 << 20),
+        (len(data) - (4 << 20), 4 << 20),
+        (len(data) - 1, 1),
+        (777, 2 << 20),
+    ]
     for offset, length in ranges:
         got = con.execute("SELECT sha256(httpfs2_read_range(?, ?, ?))", [url, offset, length]).fetchone()[0]
-        assert got == sha256(data[offset:offset + length]), (offset, length)
+        assert got == sha256(data[offset : offset + length]), (offset, length)
 
 
-def test_read_past_end_fails_like_httpfs(con, native_con, rig, big_object):
-    key, data = big_object
-    con.execute("SET httpfs2_parallel_read_enabled = true")
-    query = "SELECT httpfs2_read_range(?, ?, ?)"
-    args = [rig.url(key), len(data) - 10, 4 << 20]
-    with pytest.raises(duckdb.Error) as wrapped:
-        con.execute(query, args)
-    assert "httpfs2" not in str(wrapped.value)
+def error_of(connection, sql: str) -> tuple:
+    with pytest.raises(duckdb.Error) as error:
+        connection.execute(sql)
+    return type(error.value), str(error.value)
+
+
+@pytest.mark.parametrize("read_ahead", [False, True], ids=["split", "read_ahead"])
+@pytest.mark.parametrize("cut", [100_000, 262_144], ids=["read_runs_past_end", "read_starts_at_end"])
+def test_read_past_end_fails_like_httpfs(con, native_con, rig, tmp_path, cut, read_ahead):
+    """A database file cut short, as an interrupted upload leaves it: reading its table reads the last 256 KiB
+    block past the end of the object. httpfs2 passes such a read through whole, so the error is httpfs's own."""
+    path = tmp_path / "cut.duckdb"
+    writer = duckdb.connect(str(path))
+    writer.execute("CREATE TABLE t AS SELECT i, md5(i::VARCHAR) AS s FROM range(100000) r(i)")
+    writer.close()
+    key = f"truncated/{cut}.duckdb"
+    rig.put_object(key, path.read_bytes()[:-cut])
+    # GLOBAL: an attached database opens its file without the session's settings. 64 KiB pieces: the block reads
+    # that stay inside the object are split. One thread: both connections make the same reads in the same order.
+    settings = {
+        "parallel_read_enabled": True,
+        "parallel_read_min_bytes": 65536,
+        "parallel_read_chunk_size_bytes": 65536,
+    }
+    for name, value in {**settings, "read_ahead_enabled": read_ahead}.items():
+        con.execute(f"SET GLOBAL httpfs2_{name} = {value}")
+    for connection in (con, native_con):
+        connection.execute("SET threads = 1")
+    sql = f"ATTACH '{rig.url(key)}' AS truncated (READ_ONLY); SELECT count(*), sum(hash(s)) FROM truncated.t"
+    native = error_of(native_con, sql)
+    wrapped = error_of(con, sql)
+    assert wrapped == native
+    assert "httpfs2" not in wrapped[1]
+    # The reads inside the object took httpfs2's own path; only the one past the end was passed through.
+    assert stats(con)["read_ahead_requests" if read_ahead else "reads_split"] > 0
 
 
 def test_copy_parquet_and_csv_round_trip(con, rig):
@@ -68,13 +102,8 @@ def test_glob_over_many_objects(con, rig, objects):
 
 
 def test_missing_object_gives_the_same_error(con, native_con, rig):
-    url = rig.url("does/not/exist.parquet")
-    errors = []
-    for connection in (native_con, con):
-        with pytest.raises(duckdb.Error) as error:
-            connection.execute(f"SELECT * FROM read_parquet('{url}')")
-        errors.append((type(error.value), str(error.value)))
-    assert errors[0] == errors[1]
+    sql = f"SELECT * FROM read_parquet('{rig.url('does/not/exist.parquet')}')"
+    assert error_of(con, sql) == error_of(native_con, sql)
 
 
 def test_external_file_cache_serves_repeat_reads(con, rig, big_object):

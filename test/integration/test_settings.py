@@ -1,4 +1,5 @@
 """The ten settings: names, defaults, descriptions and types as the README gives; bad values rejected clearly."""
+
 import duckdb
 import pytest
 
@@ -9,14 +10,38 @@ SETTINGS = {
     "httpfs2_parallel_read_max_fanout": ("4", "BIGINT", "Max parallel sub-reads per Read() call"),
     "httpfs2_parallel_read_min_bytes": ("2097152", "BIGINT", "Minimum read size before splitting kicks in"),
     "httpfs2_parallel_read_recommended_preset_enabled": (
-        "false", "BOOLEAN", "Override to safe defaults (fanout=2, chunk=16MiB)"),
+        "false",
+        "BOOLEAN",
+        "Override to safe defaults (fanout=2, chunk=16MiB)",
+    ),
     "httpfs2_parallel_read_dedicated_handles": (
-        "false", "BOOLEAN", "Open extra file handles per remote file to reduce httpfs contention"),
+        "false",
+        "BOOLEAN",
+        "Open extra file handles per remote file to reduce httpfs contention",
+    ),
     "httpfs2_parallel_read_auto_fanout_enabled": ("false", "BOOLEAN", "Use S3 cost model to choose fanout per read"),
     "httpfs2_parallel_read_auto_fanout_overhead_ms": (
-        "500", "BIGINT", "Penalty (ms) per extra sub-request in auto-fanout"),
+        "500",
+        "BIGINT",
+        "Penalty (ms) per extra sub-request in auto-fanout",
+    ),
     "httpfs2_parallel_read_auto_fanout_overhead_adaptive_enabled": (
-        "false", "BOOLEAN", "Learn overhead from observed timings (EWMA)"),
+        "false",
+        "BOOLEAN",
+        "Learn overhead from observed timings (EWMA)",
+    ),
+    "httpfs2_read_ahead_enabled": (
+        "true",
+        "BOOLEAN",
+        "Fetch the ranges a scan will read next (parquet column chunks of the next row groups, the next window of a "
+        "sequential read, footers of the next files of a glob) before it asks; only when "
+        "httpfs2_parallel_read_enabled is on",
+    ),
+    "httpfs2_read_ahead_memory_limit_bytes": (
+        "268435456",
+        "BIGINT",
+        "Memory budget for all read-ahead of the database; never exceeded: what does not fit is not fetched ahead",
+    ),
 }
 
 RANGES = {
@@ -25,12 +50,14 @@ RANGES = {
     "httpfs2_parallel_read_max_fanout": (1, 64),
     "httpfs2_parallel_read_min_bytes": (65536, 1 << 40),
     "httpfs2_parallel_read_auto_fanout_overhead_ms": (0, 60000),
+    "httpfs2_read_ahead_memory_limit_bytes": (1 << 20, 1 << 40),
 }
 
 
 def test_settings_are_listed_with_defaults_types_and_descriptions(con):
-    rows = con.execute("SELECT name, value, input_type, description FROM duckdb_settings() "
-                       "WHERE name LIKE 'httpfs2_%'").fetchall()
+    rows = con.execute(
+        "SELECT name, value, input_type, description FROM duckdb_settings() WHERE name LIKE 'httpfs2_%'"
+    ).fetchall()
     assert {name: (value, kind, description) for name, value, kind, description in rows} == SETTINGS
 
 
@@ -64,7 +91,7 @@ def test_null_and_non_numeric_values_are_rejected(con):
 
 
 def test_booleans_round_trip(con):
-    for name, (default, kind, _) in SETTINGS.items():
+    for name, (_, kind, _) in SETTINGS.items():
         if kind != "BOOLEAN":
             continue
         con.execute(f"SET {name} = true")

@@ -1,6 +1,7 @@
 #include "core/read_settings.hpp"
 
 #include <gtest/gtest.h>
+#include <set>
 
 using namespace httpfs2;
 
@@ -12,12 +13,41 @@ TEST(ReadSettings, DefaultsMatchTheReadme) {
 	EXPECT_EQ(settings.max_fanout, 4u);
 	EXPECT_EQ(settings.min_bytes, 2u * MiB);
 	EXPECT_EQ(settings.auto_fanout_overhead_ms, 500u);
-	ASSERT_EQ(AllSettings().size(), 10u);
+	EXPECT_FALSE(settings.recommended_preset_enabled);
+	EXPECT_FALSE(settings.dedicated_handles);
+	EXPECT_FALSE(settings.auto_fanout_enabled);
+	EXPECT_FALSE(settings.auto_fanout_overhead_adaptive_enabled);
+	EXPECT_TRUE(settings.read_ahead_enabled);
+	EXPECT_EQ(settings.read_ahead_memory_limit_bytes, 256u * MiB);
+	EXPECT_FALSE(settings.ReadAheadActive());
 	EXPECT_EQ(FindSetting("httpfs2_parallel_read_chunk_size_bytes")->default_value, 16777216);
 }
 
+TEST(ReadSettings, EveryMemberHasExactlyOneSetting) {
+	// The constructor takes every default from the table, so each member needs its own entry.
+	ParallelReadSettings settings;
+	std::set<std::string> names;
+	std::set<const void *> members;
+	for (auto &spec : SETTING_SPECS) {
+		EXPECT_TRUE(names.insert(spec.name).second) << spec.name;
+		EXPECT_EQ(std::string(spec.name).rfind("httpfs2_", 0), 0u) << spec.name;
+		const void *member = spec.flag ? static_cast<const void *>(&(settings.*spec.flag))
+		                               : static_cast<const void *>(&(settings.*spec.number));
+		EXPECT_TRUE(members.insert(member).second) << spec.name;
+	}
+	EXPECT_EQ(SETTING_COUNT, 12u);
+}
+
+TEST(ReadSettings, SharedResourcesAreGlobal) {
+	EXPECT_TRUE(FindSetting("httpfs2_parallel_read_io_threads")->scope == SettingScope::GLOBAL);
+	EXPECT_TRUE(FindSetting("httpfs2_read_ahead_memory_limit_bytes")->scope == SettingScope::GLOBAL);
+	EXPECT_TRUE(FindSetting("httpfs2_parallel_read_max_fanout")->scope == SettingScope::SESSION);
+	EXPECT_NE(FindSetting("httpfs2_read_ahead_memory_limit_bytes")->Validate(1000).find("1 MiB to 1024 GiB"),
+	          std::string::npos);
+}
+
 TEST(ReadSettings, EverySettingHasADescriptionAndAPlace) {
-	for (auto &spec : AllSettings()) {
+	for (auto &spec : SETTING_SPECS) {
 		EXPECT_NE(std::string(spec.description), "") << spec.name;
 		EXPECT_TRUE((spec.flag != nullptr) != (spec.number != nullptr)) << spec.name;
 		EXPECT_EQ(spec.Validate(spec.default_value), "") << spec.name;
@@ -47,6 +77,7 @@ TEST(ReadSettings, PresetOverridesFanoutChunkAndMin) {
 	EXPECT_EQ(settings.Effective().max_fanout, 16u);
 	settings.recommended_preset_enabled = true;
 	auto effective = settings.Effective();
+	// The README's preset: fanout 2, chunk 16 MiB, min 2 MiB.
 	EXPECT_EQ(effective.max_fanout, 2u);
 	EXPECT_EQ(effective.chunk_size_bytes, 16u * MiB);
 	EXPECT_EQ(effective.min_bytes, 2u * MiB);

@@ -15,24 +15,35 @@ TEST(UrlRedaction, DropsQueryAndUserInfo) {
 
 TEST(ReadStats, CountsAndResets) {
 	ReadStats stats;
-	stats.RecordPassThrough(10);
-	stats.RecordSplit(100, 4);
-	stats.RecordSplit(100, 4);
+	for (int i = 0; i < 3; i++) {
+		stats.RecordRead(70);
+	}
+	stats.RecordPassThrough();
+	stats.RecordSplit(4);
+	stats.RecordSplit(4);
 	stats.SubReadStarted();
 	stats.SubReadStarted();
 	stats.SubReadFinished(50, 10);
 	stats.SubReadFinished(50, 10);
-	stats.RecordError();
+	stats.Add(Counter::ERRORS);
 	auto snapshot = stats.Snapshot();
-	EXPECT_EQ(snapshot.reads, 3u);
-	EXPECT_EQ(snapshot.bytes_read, 210u);
-	EXPECT_EQ(snapshot.reads_split, 2u);
-	EXPECT_EQ(snapshot.reads_passed_through, 1u);
+	EXPECT_EQ(snapshot.Get(Counter::READS), 3u);
+	EXPECT_EQ(snapshot.Get(Counter::BYTES_READ), 210u);
+	EXPECT_EQ(snapshot.Get(Counter::READS_SPLIT), 2u);
+	EXPECT_EQ(snapshot.Get(Counter::READS_PASSED_THROUGH), 1u);
+	// One pass-through plus one request per sub-read.
+	EXPECT_EQ(snapshot.Get(Counter::READER_REQUESTS), 3u);
 	EXPECT_EQ(snapshot.fanout_histogram[4], 2u);
-	EXPECT_EQ(snapshot.in_flight_peak, 2u);
-	EXPECT_EQ(snapshot.sub_read_bytes, 100u);
-	EXPECT_EQ(snapshot.errors, 1u);
+	EXPECT_EQ(snapshot.Get(Counter::IN_FLIGHT_PEAK), 2u);
+	EXPECT_EQ(snapshot.Get(Counter::SUB_READ_BYTES), 100u);
+	EXPECT_EQ(snapshot.Get(Counter::ERRORS), 1u);
 	stats.Reset();
-	EXPECT_EQ(stats.Snapshot().reads, 0u);
+	EXPECT_EQ(stats.Snapshot().Get(Counter::READS), 0u);
 	EXPECT_EQ(stats.Snapshot().fanout_histogram[4], 0u);
+}
+
+TEST(ReadStats, EveryCounterHasOneColumnInOrder) {
+	for (size_t i = 0; i < COUNTER_COUNT; i++) {
+		EXPECT_EQ(static_cast<size_t>(COUNTER_SPECS[i].counter), i) << COUNTER_SPECS[i].column;
+	}
 }

@@ -40,14 +40,17 @@ TEST(SplitRead, NeverMoreThanFanoutInFlight) {
 	std::atomic<int> peak {0};
 	std::vector<char> buffer(64 * 1024);
 	auto pieces = RangePlanner(1024, 64 * KiB).Plan(0, buffer.size(), 3);
-	SplitRead::Run(pool, buffer.data(), 0, pieces, 3, [&](const ByteRange &, char *) {
-		int now = ++in_flight;
-		int seen = peak.load();
-		while (now > seen && !peak.compare_exchange_weak(seen, now)) {
-		}
-		std::this_thread::sleep_for(std::chrono::milliseconds(2));
-		--in_flight;
-	}, nullptr);
+	SplitRead::Run(
+	    pool, buffer.data(), 0, pieces, 3,
+	    [&](const ByteRange &, char *) {
+		    int now = ++in_flight;
+		    int seen = peak.load();
+		    while (now > seen && !peak.compare_exchange_weak(seen, now)) {
+		    }
+		    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+		    --in_flight;
+	    },
+	    nullptr);
 	EXPECT_LE(peak.load(), 3);
 	EXPECT_GE(peak.load(), 2);
 }
@@ -83,19 +86,20 @@ TEST(SplitRead, FailureIsRethrownAndNoPieceWritesAfterReturn) {
 	std::atomic<int> wrote_after_return {0};
 	std::vector<char> buffer(64 * 1024);
 	auto pieces = RangePlanner(1024, 64 * KiB).Plan(0, buffer.size(), 4);
-	EXPECT_THROW(SplitRead::Run(pool, buffer.data(), 0, pieces, 4,
-	                            [&](const ByteRange &piece, char *destination) {
-		                            started++;
-		                            if (piece.offset == 5 * 1024) {
-			                            throw std::runtime_error("sub-read failed");
-		                            }
-		                            std::this_thread::sleep_for(std::chrono::milliseconds(5));
-		                            if (returned) {
-			                            wrote_after_return++;
-		                            }
-		                            std::memset(destination, 1, piece.length);
-	                            },
-	                            nullptr),
+	EXPECT_THROW(SplitRead::Run(
+	                 pool, buffer.data(), 0, pieces, 4,
+	                 [&](const ByteRange &piece, char *destination) {
+		                 started++;
+		                 if (piece.offset == 5 * 1024) {
+			                 throw std::runtime_error("sub-read failed");
+		                 }
+		                 std::this_thread::sleep_for(std::chrono::milliseconds(5));
+		                 if (returned) {
+			                 wrote_after_return++;
+		                 }
+		                 std::memset(destination, 1, piece.length);
+	                 },
+	                 nullptr),
 	             std::runtime_error);
 	returned = true;
 	std::this_thread::sleep_for(std::chrono::milliseconds(50));

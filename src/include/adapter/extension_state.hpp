@@ -12,6 +12,7 @@
 
 #include "core/cost_model.hpp"
 #include "core/io_pool.hpp"
+#include "core/memory_budget.hpp"
 #include "core/read_settings.hpp"
 #include "core/read_stats.hpp"
 #include "duckdb.hpp"
@@ -41,8 +42,11 @@ public:
 
 	//! The last values set with SET, for opens that come without a FileOpener.
 	ParallelReadSettings LastSetSettings();
+	//! Records a SET value; a global one also resizes what it sizes (the IO pool, the read-ahead budget).
 	void ApplySetting(const SettingSpec &spec, int64_t value);
 
+	//! Declared before the pool: tasks still queued when the pool is destroyed hold read-ahead charged to it.
+	MemoryBudget read_ahead_budget;
 	IoPool io_pool;
 	CostModel cost_model;
 

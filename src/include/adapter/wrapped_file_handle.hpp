@@ -9,6 +9,7 @@
 
 #pragma once
 
+#include "core/read_ahead_registry.hpp"
 #include "core/read_settings.hpp"
 #include "duckdb/common/file_system.hpp"
 #include "duckdb/main/client_context.hpp"
@@ -48,6 +49,21 @@ private:
 	duckdb::vector<size_t> busy;
 };
 
+//! A handle's share in the read-ahead of the object version it reads; detaches when the handle closes, and the last
+//! handle's detach frees the object's read-ahead.
+class ReadAheadAttachment {
+public:
+	ReadAheadAttachment(ReadAheadRegistry &registry, std::string key, std::shared_ptr<ObjectReadAhead> object);
+	~ReadAheadAttachment();
+	ReadAheadAttachment(const ReadAheadAttachment &) = delete;
+	ReadAheadAttachment &operator=(const ReadAheadAttachment &) = delete;
+
+	ReadAheadRegistry &registry;
+	//! Path and version (ETag, last modified, size): read-ahead is shared only by handles on the same version.
+	const std::string key;
+	const std::shared_ptr<ObjectReadAhead> object;
+};
+
 class WrappedFileHandle : public duckdb::FileHandle {
 public:
 	WrappedFileHandle(duckdb::FileSystem &wrapper, duckdb::unique_ptr<duckdb::FileHandle> inner,
@@ -74,6 +90,11 @@ public:
 	duckdb::idx_t file_size = 0;
 	//! The connection that opened the file: a split read stops starting pieces once its query is interrupted.
 	duckdb::weak_ptr<duckdb::ClientContext> client_context;
+	//! Set when read-ahead is active for this file; file_size is then set too.
+	duckdb::unique_ptr<ReadAheadAttachment> read_ahead;
+
+	//! Whether the query of the connection that opened the file was interrupted.
+	bool Interrupted() const;
 };
 
 } // namespace httpfs2

@@ -10,6 +10,7 @@
 #pragma once
 
 #include "adapter/extension_state.hpp"
+#include "adapter/listing_memory.hpp"
 #include "adapter/parallel_reader.hpp"
 #include "adapter/wrapped_file_handle.hpp"
 #include "duckdb/common/file_system.hpp"
@@ -76,21 +77,47 @@ protected:
 	                       const std::function<void(duckdb::OpenFileInfo &info)> &callback,
 	                       duckdb::optional_ptr<duckdb::FileOpener> opener) override;
 	bool SupportsListFilesExtended() const override;
-	duckdb::unique_ptr<duckdb::MultiFileList> GlobFilesExtended(const std::string &path,
-	                                                            const duckdb::FileGlobInput &input,
-	                                                            duckdb::optional_ptr<duckdb::FileOpener> opener) override;
+	duckdb::unique_ptr<duckdb::MultiFileList>
+	GlobFilesExtended(const std::string &path, const duckdb::FileGlobInput &input,
+	                  duckdb::optional_ptr<duckdb::FileOpener> opener) override;
 	bool SupportsGlobExtended() const override;
 
 private:
 	static WrappedFileHandle &Unwrap(duckdb::FileHandle &handle);
+	//! An open of the primary's object that makes no request: size, modification time and ETag handed over (httpfs
+	//! still checks every response against the ETag).
+	static duckdb::OpenFileInfo SameVersion(duckdb::FileHandle &primary, duckdb::idx_t file_size);
 	//! Opens the handles sub-reads run on, or leaves the handle unable to split when the file is too small.
 	void PrepareSubReads(WrappedFileHandle &handle, duckdb::optional_ptr<duckdb::FileOpener> opener);
-	void ReadThrough(WrappedFileHandle &handle, void *buffer, int64_t nr_bytes, duckdb::idx_t location);
+	//! Read-ahead is shared by handles on the same object version only.
+	static std::string VersionKey(const std::string &path, const duckdb::Value &etag,
+	                              const duckdb::Value &last_modified, duckdb::idx_t file_size);
+	//! An object fetching `info`'s bytes on a handle of its own (opened from `info`, so with the same version).
+	std::shared_ptr<ObjectReadAhead> CreateReadAhead(const duckdb::OpenFileInfo &info, duckdb::idx_t file_size,
+	                                                 duckdb::optional_ptr<duckdb::FileOpener> opener);
+	//! Joins (or starts) the read-ahead of the object version the handle reads.
+	void AttachReadAhead(WrappedFileHandle &handle, duckdb::optional_ptr<duckdb::FileOpener> opener);
+	//! Remembers a listing and fetches the footers of its first files.
+	void RememberListing(std::vector<duckdb::OpenFileInfo> files, duckdb::optional_ptr<duckdb::FileOpener> opener);
+	//! Fetches the footers DuckDB 1.5.5 reads first from listed Parquet files (those with size, ETag and
+	//! modification time from the listing), each into read-ahead that waits for the file's open.
+	void PrefetchFooters(const std::vector<duckdb::OpenFileInfo> &files, const ParallelReadSettings &settings,
+	                     duckdb::optional_ptr<duckdb::FileOpener> opener);
+	ReadAheadTuning TuningFor(const ParallelReadSettings &settings) const;
+	//! Serves a read from read-ahead where it can, reads the rest for the reader, and tells the predictor.
+	void ReadWithReadAhead(WrappedFileHandle &handle, char *buffer, duckdb::idx_t nr_bytes, duckdb::idx_t location);
+	//! A positional read on the reader's behalf: split across the IO pool when large enough, else passed through.
+	void ReadForReader(WrappedFileHandle &handle, void *buffer, int64_t nr_bytes, duckdb::idx_t location);
 
 	duckdb::unique_ptr<duckdb::FileSystem> inner;
 	std::shared_ptr<ExtensionState> state;
 	std::shared_ptr<ReadStats> stats;
 	ParallelReader reader;
+	ListingMemory listings;
+	//! Column patterns per dataset (folder), shared by the read-ahead of its files.
+	std::shared_ptr<PatternMemory> patterns = std::make_shared<PatternMemory>();
+	//! Declared last, so it is destroyed first: closing its objects waits for their fetches while `inner` lives.
+	ReadAheadRegistry read_aheads;
 };
 
 } // namespace httpfs2

@@ -1,0 +1,43 @@
+# Entry points over scripts/ (README, "Development"). Every recipe reads nothing from stdin.
+#   make                 build build/httpfs2.duckdb_extension (and the unit tests)
+#   make test            format check, unit tests (also under TSan and ASan), integration tests
+#   make demo            the short benchmark, native vs httpfs2
+#   make bench           bench/runner.py with BENCH_ARGS, e.g. make bench BENCH_ARGS='--mode full'
+#   make format          apply clang-format and ruff
+#   make format-check    report unformatted files and lint findings, change nothing
+#   make clean           remove build/ (never the machine-wide DuckDB build in ~/.cache/httpfs2)
+# TEST_ARGS go to pytest (make test TEST_ARGS='-k reads'), DEMO_ARGS to the demo's bench runner.
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := build
+# One target at a time: the scripts share build/ and .venv/.
+.NOTPARALLEL:
+
+BENCH_ARGS ?=
+DEMO_ARGS ?=
+TEST_ARGS ?=
+
+.PHONY: build test demo bench format format-check clean
+
+build:
+	bash scripts/build.sh </dev/null
+
+test:
+	bash scripts/test.sh $(TEST_ARGS) </dev/null
+
+demo:
+	bash scripts/demo.sh $(DEMO_ARGS) </dev/null
+
+bench:
+	bash scripts/setup_env.sh </dev/null
+	bash scripts/build.sh </dev/null
+	.venv/bin/python -m bench.runner $(BENCH_ARGS) </dev/null
+
+format:
+	bash scripts/format.sh </dev/null
+
+format-check:
+	bash scripts/format.sh --check </dev/null
+
+clean:
+	rm -rf -- build

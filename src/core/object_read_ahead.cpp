@@ -1,0 +1,415 @@
+#include "core/object_read_ahead.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+namespace httpfs2 {
+
+// Out-of-line definitions of the constants (C++14 needs them when they are bound to references, as std::max does).
+constexpr uint64_t ReadAheadTuner::MIN_AHEAD;
+constexpr uint64_t ReadAheadTuner::COLD_BDP;
+constexpr uint64_t ReadAheadTuner::MIN_MERGE_GAP;
+constexpr uint64_t ReadAheadTuner::MAX_MERGE_GAP;
+
+ReadAheadTuning ReadAheadTuner::Tune(const ParallelReadSettings &settings, const CostModelSnapshot &model,
+                                     uint64_t io_threads, uint64_t budget_limit) {
+	uint64_t bdp = COLD_BDP;
+	if (model.latency_samples > 0 && model.bandwidth_samples > 0) {
+		bdp = static_cast<uint64_t>(model.first_byte_latency_s * model.stream_bandwidth_bps);
+	}
+	uint64_t ahead = std::max(io_threads * std::max(bdp, MiB), MIN_AHEAD);
+	ahead = std::min(ahead, std::max<uint64_t>(budget_limit / 2, 1));
+	ReadAheadTuning tuning;
+	tuning.limits.max_ahead_bytes = ahead;
+	tuning.limits.merge_gap_bytes = std::min(std::max(bdp / 16, MIN_MERGE_GAP), MAX_MERGE_GAP);
+	tuning.chunk_size_bytes = settings.chunk_size_bytes;
+	tuning.min_bytes = settings.min_bytes;
+	tuning.max_fanout = settings.max_fanout;
+	return tuning;
+}
+
+struct ObjectReadAhead::Segment {
+	Segment(MemoryBudget &budget_p, const ByteRange &range_p, uint64_t useful_bytes_p)
+	    : budget(budget_p), range(range_p), useful_bytes(useful_bytes_p) {
+	}
+	//! The budget was charged when the segment was created; it is credited when the buffer is gone, or as soon as a
+	//! segment that never started fetching is dropped.
+	~Segment() {
+		ReleaseCharge();
+	}
+	void ReleaseCharge() {
+		if (charged) {
+			charged = false;
+			budget.Release(range.length);
+		}
+	}
+
+	enum class State { QUEUED, FETCHING, READY, FAILED };
+
+	MemoryBudget &budget;
+	const ByteRange range;
+	//! Freed once readers got this many of its bytes.
+	const uint64_t useful_bytes;
+	uint64_t consumed = 0;
+	State state = State::QUEUED;
+	//! Still in the object's map; a dropped segment lives on only while a fetch or a reader holds it.
+	bool held = true;
+	bool charged = true;
+	std::unique_ptr<char[]> data;
+};
+
+ObjectReadAhead::ObjectReadAhead(IoPool &pool_p, MemoryBudget &budget_p, ReadStats &stats_p, CostModel &model_p,
+                                 uint64_t file_size_p, Fetcher fetcher_p)
+    : pool(pool_p), budget(budget_p), stats(stats_p), model(model_p), file_size(file_size_p),
+      fetcher(std::move(fetcher_p)), predictor(new SequentialPredictor(file_size_p)) {
+}
+
+ObjectReadAhead::~ObjectReadAhead() {
+	Close();
+}
+
+void ObjectReadAhead::Observe(const ByteRange &read, const ReadAheadTuning &tuning) {
+	std::lock_guard<std::mutex> guard(lock);
+	if (closed || read.length == 0) {
+		return;
+	}
+	last_tuning = tuning;
+	auto prediction = predictor->OnRead(read, tuning.limits);
+	RememberPatternLocked();
+	for (auto position = segments.begin(); position != segments.end();) {
+		bool passed = position->second->range.End() <= prediction.drop_before;
+		bool idle = position->second->state != Segment::State::FETCHING;
+		position = passed && idle ? DropLocked(position, true) : std::next(position);
+	}
+	ScheduleLocked(prediction.ranges, tuning);
+}
+
+void ObjectReadAhead::Prefetch(const std::vector<ByteRange> &ranges, const ReadAheadTuning &tuning) {
+	std::vector<PredictedRange> predicted;
+	for (auto &range : ranges) {
+		predicted.push_back(PredictedRange {range, range.length});
+	}
+	std::lock_guard<std::mutex> guard(lock);
+	if (!closed) {
+		last_tuning = tuning;
+		ScheduleLocked(predicted, tuning);
+	}
+}
+
+void ObjectReadAhead::SharePatterns(std::shared_ptr<PatternMemory> patterns_p, std::string dataset_p) {
+	std::lock_guard<std::mutex> guard(lock);
+	patterns = std::move(patterns_p);
+	dataset = std::move(dataset_p);
+}
+
+void ObjectReadAhead::RememberPatternLocked() {
+	if (parquet && patterns && parquet->PatternVersion() != remembered_pattern_version) {
+		remembered_pattern_version = parquet->PatternVersion();
+		patterns->Remember(dataset, parquet->Pattern());
+	}
+}
+
+void ObjectReadAhead::ScheduleLocked(const std::vector<PredictedRange> &ranges, const ReadAheadTuning &tuning) {
+	RangePlanner planner(tuning.chunk_size_bytes, tuning.min_bytes);
+	for (auto &predicted : ranges) {
+		auto &range = predicted.range;
+		uint64_t end = std::min(range.End(), file_size);
+		// Fetch only the parts no segment holds yet.
+		uint64_t cursor = range.offset;
+		auto position = segments.upper_bound(cursor);
+		if (position != segments.begin() && std::prev(position)->second->range.End() > cursor) {
+			--position;
+		}
+		while (cursor < end) {
+			uint64_t gap_end = end;
+			if (position != segments.end() && position->second->range.offset < end) {
+				gap_end = std::max(cursor, position->second->range.offset);
+			}
+			if (gap_end > cursor) {
+				ByteRange gap {cursor, gap_end - cursor};
+				auto pieces = planner.ShouldSplit(gap.length) ? planner.Plan(gap.offset, gap.length, tuning.max_fanout)
+				                                              : std::vector<ByteRange> {gap};
+				for (auto &piece : pieces) {
+					// Useful bytes in proportion, so a merged range is freed once its wanted parts were read.
+					uint64_t useful = static_cast<uint64_t>(static_cast<double>(piece.length) *
+					                                        static_cast<double>(predicted.useful_bytes) /
+					                                        static_cast<double>(range.length));
+					if (!budget.TryReserve(piece.length)) {
+						stats.Add(Counter::READ_AHEAD_SKIPPED_BUDGET);
+						return;
+					}
+					AddSegmentLocked(piece, useful);
+				}
+			}
+			if (position == segments.end() || position->second->range.offset >= end) {
+				break;
+			}
+			cursor = position->second->range.End();
+			++position;
+		}
+	}
+}
+
+void ObjectReadAhead::AddSegmentLocked(const ByteRange &piece, uint64_t useful_bytes) {
+	auto segment = std::make_shared<Segment>(budget, piece, useful_bytes);
+	segments.emplace(piece.offset, segment);
+	std::weak_ptr<ObjectReadAhead> self = shared_from_this();
+	pool.Submit([self, segment] {
+		if (auto object = self.lock()) {
+			object->RunFetch(segment, false);
+		}
+	});
+}
+
+void ObjectReadAhead::RunFetch(const std::shared_ptr<Segment> &segment, bool by_reader) {
+	Fetcher fetch;
+	{
+		std::lock_guard<std::mutex> guard(lock);
+		if (!by_reader) {
+			if (closed || !segment->held || segment->state != Segment::State::QUEUED) {
+				return;
+			}
+			segment->state = Segment::State::FETCHING;
+		}
+		fetching++;
+		fetch = fetcher;
+	}
+	auto start = std::chrono::steady_clock::now();
+	bool ok = true;
+	try {
+		segment->data.reset(new char[segment->range.length]);
+		fetch(segment->range, segment->data.get());
+	} catch (...) {
+		ok = false;
+	}
+	double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+	{
+		std::lock_guard<std::mutex> guard(lock);
+		fetching--;
+		stats.Add(Counter::READ_AHEAD_REQUESTS);
+		if (ok) {
+			segment->state = Segment::State::READY;
+			stats.Add(Counter::READ_AHEAD_BYTES, segment->range.length);
+			if (!segment->held) {
+				stats.Add(Counter::READ_AHEAD_BYTES_WASTED, segment->range.length);
+			}
+		} else {
+			segment->state = Segment::State::FAILED;
+			segment->data.reset();
+			stats.Add(Counter::READ_AHEAD_FAILURES);
+			auto position = segments.find(segment->range.offset);
+			if (position != segments.end() && position->second == segment) {
+				DropLocked(position, false);
+			}
+		}
+	}
+	fetch_done.notify_all();
+	if (ok) {
+		model.ObserveSubRead(segment->range.length, seconds);
+		if (segment->range.End() == file_size) {
+			// A READY segment's bytes never change, and `segment` keeps them alive.
+			LearnFooter(segment->range, segment->data.get(), true);
+		}
+	}
+}
+
+bool ObjectReadAhead::Await(const std::shared_ptr<Segment> &segment, bool &waited) {
+	std::unique_lock<std::mutex> guard(lock);
+	if (segment->state == Segment::State::QUEUED && segment->held && !closed) {
+		// Still waiting for an IO thread: the reader fetches it now instead of queueing behind other read-ahead.
+		segment->state = Segment::State::FETCHING;
+		waited = true;
+		guard.unlock();
+		RunFetch(segment, true);
+		guard.lock();
+	}
+	if (segment->state == Segment::State::FETCHING) {
+		waited = true;
+		fetch_done.wait(guard, [&] { return segment->state != Segment::State::FETCHING; });
+	}
+	return segment->state == Segment::State::READY;
+}
+
+ServeResult ObjectReadAhead::Serve(const ByteRange &read, char *destination) {
+	ServeResult result;
+	std::vector<std::shared_ptr<Segment>> overlapping;
+	{
+		std::lock_guard<std::mutex> guard(lock);
+		auto position = segments.upper_bound(read.offset);
+		if (position != segments.begin()) {
+			--position;
+		}
+		for (; position != segments.end() && position->second->range.offset < read.End(); ++position) {
+			if (position->second->range.End() > read.offset) {
+				overlapping.push_back(position->second);
+			}
+		}
+	}
+	uint64_t cursor = read.offset;
+	for (auto &segment : overlapping) {
+		uint64_t start = std::max(segment->range.offset, read.offset);
+		uint64_t end = std::min(segment->range.End(), read.End());
+		if (start > cursor) {
+			result.gaps.push_back(ByteRange {cursor, start - cursor});
+		}
+		if (Await(segment, result.waited)) {
+			// A READY segment's bytes never change, and `segment` keeps them alive while they are copied.
+			std::memcpy(destination + (start - read.offset), segment->data.get() + (start - segment->range.offset),
+			            end - start);
+			result.served_bytes += end - start;
+			std::lock_guard<std::mutex> guard(lock);
+			ConsumeLocked(segment, end - start);
+		} else if (!result.gaps.empty() && result.gaps.back().End() == start) {
+			result.gaps.back().length += end - start;
+		} else {
+			result.gaps.push_back(ByteRange {start, end - start});
+		}
+		cursor = end;
+	}
+	if (cursor < read.End()) {
+		if (!result.gaps.empty() && result.gaps.back().End() == cursor) {
+			result.gaps.back().length += read.End() - cursor;
+		} else {
+			result.gaps.push_back(ByteRange {cursor, read.End() - cursor});
+		}
+	}
+	return result;
+}
+
+void ObjectReadAhead::ConsumeLocked(const std::shared_ptr<Segment> &segment, uint64_t bytes) {
+	segment->consumed += bytes;
+	stats.Add(Counter::READ_AHEAD_BYTES_USED, bytes);
+	if (segment->held && segment->consumed >= segment->useful_bytes) {
+		auto position = segments.find(segment->range.offset);
+		if (position != segments.end() && position->second == segment) {
+			DropLocked(position, false);
+		}
+	}
+}
+
+ObjectReadAhead::SegmentMap::iterator ObjectReadAhead::DropLocked(SegmentMap::iterator position, bool evicted) {
+	auto &segment = *position->second;
+	segment.held = false;
+	if (segment.state == Segment::State::QUEUED) {
+		// Its task may sit in the pool's queue for a while yet; it will find the segment dropped and do nothing.
+		segment.ReleaseCharge();
+	}
+	if (segment.state == Segment::State::READY && segment.consumed < segment.range.length) {
+		uint64_t unused = segment.range.length - std::min(segment.consumed, segment.range.length);
+		// Bytes merged in across gaps were never meant to be read: count only what falls short of the useful part.
+		uint64_t wasted = segment.consumed >= segment.useful_bytes ? 0 : unused;
+		stats.Add(Counter::READ_AHEAD_BYTES_WASTED, wasted);
+		if (evicted) {
+			stats.Add(Counter::READ_AHEAD_BYTES_EVICTED, wasted);
+		}
+	}
+	return segments.erase(position);
+}
+
+bool ObjectReadAhead::Inspect(const ByteRange &read, const char *data) {
+	bool learned = LearnFooter(read, data, false);
+	std::lock_guard<std::mutex> guard(lock);
+	// A layout learned from a footer fetched ahead is reported with the first read after it.
+	learned = learned || (layout && !layout_reported);
+	layout_reported = layout_reported || learned;
+	return learned;
+}
+
+bool ObjectReadAhead::LearnFooter(const ByteRange &range, const char *data, bool ahead) {
+	ByteRange metadata {0, 0};
+	const char *metadata_bytes = nullptr;
+	{
+		std::lock_guard<std::mutex> guard(lock);
+		if (layout || closed) {
+			return false;
+		}
+		if (range.End() == file_size && range.length >= ParquetFooter::TRAILER_SIZE) {
+			uint32_t metadata_length = 0;
+			if (!ParquetFooter::ParseTrailer(data + range.length - ParquetFooter::TRAILER_SIZE, file_size,
+			                                 metadata_length)) {
+				return false;
+			}
+			pending_metadata = ByteRange {file_size - ParquetFooter::TRAILER_SIZE - metadata_length, metadata_length};
+		}
+		if (pending_metadata.length == 0 || range.offset > pending_metadata.offset ||
+		    range.End() < pending_metadata.End()) {
+			return false;
+		}
+		metadata = pending_metadata;
+		metadata_bytes = data + (metadata.offset - range.offset);
+	}
+	// Parsed outside the lock: a large footer takes a while, and other readers need not wait for it.
+	auto parsed = std::make_shared<ParquetLayout>();
+	std::string error;
+	if (!ParquetFooter::ParseLayout(metadata_bytes, metadata.length, file_size, *parsed, error)) {
+		return false;
+	}
+	std::lock_guard<std::mutex> guard(lock);
+	if (layout || closed) {
+		return false;
+	}
+	InstallLayoutLocked(std::move(parsed), ahead);
+	return true;
+}
+
+void ObjectReadAhead::UseLayout(std::shared_ptr<const ParquetLayout> known) {
+	std::lock_guard<std::mutex> guard(lock);
+	if (!layout && !closed && known) {
+		InstallLayoutLocked(std::move(known), false);
+	}
+}
+
+void ObjectReadAhead::InstallLayoutLocked(std::shared_ptr<const ParquetLayout> parsed, bool ahead) {
+	layout = std::move(parsed);
+	parquet = new ParquetPredictor(layout);
+	predictor.reset(parquet);
+	pending_metadata = ByteRange {0, 0};
+	size_t columns = layout->row_groups.empty() ? 0 : layout->row_groups[0].columns.size();
+	ColumnPattern seed;
+	if (patterns && patterns->Recall(dataset, columns, seed)) {
+		parquet->Seed(seed);
+		remembered_pattern_version = parquet->PatternVersion();
+		if (ahead) {
+			ScheduleLocked(parquet->Start(last_tuning.limits).ranges, last_tuning);
+		}
+	}
+}
+
+std::shared_ptr<const ParquetLayout> ObjectReadAhead::Layout() const {
+	std::lock_guard<std::mutex> guard(lock);
+	return layout;
+}
+
+void ObjectReadAhead::Close() {
+	Fetcher released;
+	{
+		std::unique_lock<std::mutex> guard(lock);
+		if (closed) {
+			return;
+		}
+		closed = true;
+		for (auto position = segments.begin(); position != segments.end();) {
+			position = DropLocked(position, false);
+		}
+		fetch_done.wait(guard, [&] { return fetching == 0; });
+		released = std::move(fetcher);
+		fetcher = nullptr;
+	}
+}
+
+bool ObjectReadAhead::IsClosed() const {
+	std::lock_guard<std::mutex> guard(lock);
+	return closed;
+}
+
+uint64_t ObjectReadAhead::HeldBytes() const {
+	std::lock_guard<std::mutex> guard(lock);
+	uint64_t total = 0;
+	for (auto &entry : segments) {
+		total += entry.second->range.length;
+	}
+	return total;
+}
+
+} // namespace httpfs2

@@ -1,0 +1,141 @@
+//===----------------------------------------------------------------------===//
+//                         httpfs2
+//
+// core/object_read_ahead.hpp
+//
+// Read-ahead for one version of one remote object, shared by all handles open on it. A predictor turns the reads
+// it is told of into ranges; those are fetched on the IO pool into segments (each its own buffer, charged to the
+// database's memory budget) and served to readers from there. A read overlapping a fetch in flight waits for it; a
+// read overlapping a fetch still queued takes it over; nothing is fetched twice. A failed fetch is silent: the
+// reader reads that part itself and gets the wrapped filesystem's own error if it fails again.
+//===----------------------------------------------------------------------===//
+
+#pragma once
+
+#include "core/access_predictor.hpp"
+#include "core/cost_model.hpp"
+#include "core/io_pool.hpp"
+#include "core/memory_budget.hpp"
+#include "core/read_settings.hpp"
+#include "core/read_stats.hpp"
+
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+
+namespace httpfs2 {
+
+//! How far and in what pieces read-ahead fetches; derived per read from the settings and the cost model.
+struct ReadAheadTuning {
+	PredictionLimits limits;
+	//! Fetches of at least min_bytes are cut as split reads are (RangePlanner), so large ranges stream in parallel.
+	uint64_t chunk_size_bytes;
+	uint64_t min_bytes;
+	uint64_t max_fanout;
+};
+
+//! Tuning from what the cost model measured: enough bytes ahead for every IO thread to stream through a first-byte
+//! wait (io_threads x latency x bandwidth, the bandwidth-delay product), within [MIN_AHEAD, half the budget], and
+//! gaps merged when they cost less than a sixteenth of a round trip's worth of transfer (Arrow's rule, kept small
+//! so that projections do not pull in the columns between theirs).
+struct ReadAheadTuner {
+	static constexpr uint64_t MIN_AHEAD = 8 * MiB;
+	//! Bandwidth-delay product assumed until the model has measured one.
+	static constexpr uint64_t COLD_BDP = 2 * MiB;
+	static constexpr uint64_t MIN_MERGE_GAP = 16 * KiB;
+	static constexpr uint64_t MAX_MERGE_GAP = MiB;
+
+	static ReadAheadTuning Tune(const ParallelReadSettings &settings, const CostModelSnapshot &model,
+	                            uint64_t io_threads, uint64_t budget_limit);
+};
+
+//! What Serve did for one read.
+struct ServeResult {
+	//! The parts of the read that read-ahead did not hold, in order: the caller reads these itself.
+	std::vector<ByteRange> gaps;
+	uint64_t served_bytes = 0;
+	//! The read waited for a fetch in flight, or fetched a queued one itself.
+	bool waited = false;
+};
+
+class ObjectReadAhead : public std::enable_shared_from_this<ObjectReadAhead> {
+public:
+	//! Reads exactly `range` into `destination` or throws. Called on IO pool threads and concurrently.
+	using Fetcher = std::function<void(const ByteRange &range, char *destination)>;
+
+	//! `budget` must outlive every task submitted to `pool`.
+	ObjectReadAhead(IoPool &pool, MemoryBudget &budget, ReadStats &stats, CostModel &model, uint64_t file_size,
+	                Fetcher fetcher);
+	~ObjectReadAhead();
+
+	//! Tells the predictor of a reader's read and starts the fetches it predicts. Call before Serve, so that those
+	//! fetches overlap the reader's own wait.
+	void Observe(const ByteRange &read, const ReadAheadTuning &tuning);
+	//! Copies what read-ahead holds of `read` into `destination` (read.offset maps to destination[0]).
+	ServeResult Serve(const ByteRange &read, char *destination);
+	//! Shows the predictor the bytes a reader got: a Parquet footer switches it to row-group prediction. True once,
+	//! for the first call after the layout was learned (here or from a footer fetched ahead).
+	bool Inspect(const ByteRange &read, const char *data);
+	//! Fetches `ranges` (e.g. a footer about to be read) unless held already.
+	void Prefetch(const std::vector<ByteRange> &ranges, const ReadAheadTuning &tuning);
+	//! Predicts from a layout learned earlier (by another handle, or a previous open of the same version).
+	void UseLayout(std::shared_ptr<const ParquetLayout> layout);
+	//! Shares column patterns with the other files of `dataset`: this object records what its readers read, and
+	//! a footer it fetched ahead of any reader starts the first row group with the dataset's pattern.
+	void SharePatterns(std::shared_ptr<PatternMemory> patterns, std::string dataset);
+	std::shared_ptr<const ParquetLayout> Layout() const;
+
+	//! Drops all read-ahead and frees it; queued fetches never start. Waits for fetches in flight (they write only
+	//! into their own buffers), then releases the fetcher. Later calls do nothing.
+	void Close();
+	bool IsClosed() const;
+	//! Bytes held in segments (queued, in flight or arrived).
+	uint64_t HeldBytes() const;
+
+private:
+	struct Segment;
+	using SegmentMap = std::map<uint64_t, std::shared_ptr<Segment>>;
+
+	void ScheduleLocked(const std::vector<PredictedRange> &ranges, const ReadAheadTuning &tuning);
+	void AddSegmentLocked(const ByteRange &piece, uint64_t useful_bytes);
+	void RunFetch(const std::shared_ptr<Segment> &segment, bool by_reader);
+	//! Waits until `segment` is no longer in flight, fetching it itself when still queued; true when it holds data.
+	bool Await(const std::shared_ptr<Segment> &segment, bool &waited);
+	void ConsumeLocked(const std::shared_ptr<Segment> &segment, uint64_t bytes);
+	//! Removes a segment from the map; what no reader got of its fetched bytes is counted as wasted.
+	SegmentMap::iterator DropLocked(SegmentMap::iterator position, bool evicted);
+	//! Parses the footer in `data` (the bytes of `range`) when `range` holds one; true when it installed a layout.
+	//! `ahead` says the bytes were fetched ahead of any reader, so the first row group is fetched too.
+	bool LearnFooter(const ByteRange &range, const char *data, bool ahead);
+	void InstallLayoutLocked(std::shared_ptr<const ParquetLayout> layout, bool ahead);
+	void RememberPatternLocked();
+
+	IoPool &pool;
+	MemoryBudget &budget;
+	ReadStats &stats;
+	CostModel &model;
+	const uint64_t file_size;
+
+	mutable std::mutex lock;
+	std::condition_variable fetch_done;
+	Fetcher fetcher;
+	SegmentMap segments;
+	std::unique_ptr<AccessPredictor> predictor;
+	//! The predictor, when it is a ParquetPredictor.
+	ParquetPredictor *parquet = nullptr;
+	std::shared_ptr<const ParquetLayout> layout;
+	bool layout_reported = false;
+	std::shared_ptr<PatternMemory> patterns;
+	std::string dataset;
+	uint64_t remembered_pattern_version = 0;
+	//! The tuning of the latest Observe or Prefetch, for fetches started from a fetch's completion.
+	ReadAheadTuning last_tuning {};
+	//! A footer whose metadata did not fit in the read of its trailer: its range, to parse when it is read.
+	ByteRange pending_metadata {0, 0};
+	size_t fetching = 0;
+	bool closed = false;
+};
+
+} // namespace httpfs2

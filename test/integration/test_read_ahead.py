@@ -1,0 +1,180 @@
+"""Read-ahead through real S3 (versitygw behind toxiproxy): the same answers as native httpfs, the bytes a scan
+needs fetched ahead and served from memory, the budget never exceeded, only the object version that was opened,
+and nothing left running or held after an interrupt."""
+
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from helpers import sha256, stats
+
+ROWS = 1_000_000
+ROW_GROUP = 50_000
+# Integer-only aggregates: exact whatever order the rows arrive in.
+PROJECTION = "SELECT count(*), sum(i), sum(hash(s)) FROM read_parquet('{url}')"
+ALL_COLUMNS = "SELECT count(*), sum(i), sum(hash(a)), sum(hash(b)), sum(hash(s)), sum(k) FROM read_parquet('{url}')"
+# i is the row number: min/max statistics leave 2 of 20 row groups to read.
+SELECTIVE = "SELECT count(*), sum(hash(s)) FROM read_parquet('{url}') WHERE i BETWEEN 300000 AND 399999"
+
+
+def make_parquet(path: Path, rows: int, row_group: int, seed: int = 0):
+    duckdb.connect().execute(f"""
+        COPY (SELECT i, (i * 7 + {seed}) % 1000 / 3.0 AS a, random() AS b, md5((i + {seed})::VARCHAR) AS s,
+                     (i % 97)::INTEGER AS k FROM range({rows}) r(i))
+        TO '{path}' (FORMAT parquet, ROW_GROUP_SIZE {row_group})""")
+
+
+@pytest.fixture(scope="module")
+def lineitem_like(rig):
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "data.parquet"
+        make_parquet(path, ROWS, ROW_GROUP)
+        rig.s3.upload_file(str(path), rig.bucket, "read_ahead/data.parquet")
+    return rig.url("read_ahead/data.parquet")
+
+
+@pytest.fixture(scope="module")
+def small_files(rig):
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in range(24):
+            path = Path(tmp) / f"part-{n:02d}.parquet"
+            make_parquet(path, 5000, 5000, seed=n)
+            rig.s3.upload_file(str(path), rig.bucket, f"read_ahead_glob/{path.name}")
+    return rig.url("read_ahead_glob/*.parquet")
+
+
+def enable(con, read_ahead=True):
+    con.execute(f"SET httpfs2_parallel_read_enabled = true; SET httpfs2_read_ahead_enabled = {read_ahead}")
+    con.execute("CALL httpfs2_reset_stats()")
+
+
+@pytest.mark.parametrize("query", [PROJECTION, ALL_COLUMNS, SELECTIVE], ids=["projection", "all", "selective"])
+@pytest.mark.parametrize("threads", [1, 4])
+def test_parquet_answers_equal_native_and_come_from_read_ahead(con, native_con, lineitem_like, query, threads):
+    sql = query.format(url=lineitem_like)
+    for connection in (con, native_con):
+        connection.execute(f"SET threads = {threads}")
+    expected = native_con.execute(sql).fetchall()
+    enable(con)
+    assert con.execute(sql).fetchall() == expected
+    counters = stats(con)
+    assert counters["errors"] == 0
+    if query is SELECTIVE:
+        # Two row groups are read: at most a small window more is fetched ahead, and never the rest of the file.
+        assert counters["read_ahead_bytes"] <= counters["bytes_read"], counters
+        return
+    # The footer and the first row group are the reader's; most of the rest was fetched ahead and used.
+    assert counters["read_ahead_requests"] > 0
+    assert counters["read_ahead_bytes_used"] > 0.7 * counters["bytes_read"], counters
+    assert counters["reads_served_whole"] > 0.5 * counters["reads"], counters
+    # What was fetched ahead was used: little was fetched for nothing.
+    assert counters["read_ahead_bytes_wasted"] <= 0.25 * counters["bytes_read"], counters
+
+
+def test_read_ahead_off_fetches_nothing_ahead(con, native_con, lineitem_like):
+    sql = PROJECTION.format(url=lineitem_like)
+    enable(con, read_ahead=False)
+    assert con.execute(sql).fetchall() == native_con.execute(sql).fetchall()
+    counters = stats(con)
+    assert counters["read_ahead_requests"] == 0
+    assert counters["read_ahead_memory_peak"] == 0
+
+
+def test_read_ahead_hides_latency_for_a_scan(con, native_con, rig, lineitem_like):
+    """At 20 ms per request, reads find their bytes already fetched: counted, never timed."""
+    sql = ALL_COLUMNS.format(url=lineitem_like)
+    expected = native_con.execute(sql).fetchall()
+    rig.set_latency(20)
+    enable(con)
+    assert con.execute(sql).fetchall() == expected
+    counters = stats(con)
+    served = counters["reads_served_whole"] + counters["reads_served_partly"]
+    assert served >= counters["reads"] - 3, counters
+    assert counters["model_first_byte_latency_ms"] is not None
+
+
+@pytest.mark.parametrize("threads", [1, 4])
+def test_memory_budget_is_never_exceeded(con, native_con, lineitem_like, threads):
+    sql = PROJECTION.format(url=lineitem_like)
+    limit = 8 << 20
+    for connection in (con, native_con):
+        connection.execute(f"SET threads = {threads}")
+    con.execute(f"SET GLOBAL httpfs2_read_ahead_memory_limit_bytes = {limit}")
+    enable(con)
+    assert con.execute(sql).fetchall() == native_con.execute(sql).fetchall()
+    counters = stats(con)
+    assert counters["read_ahead_memory_limit"] == limit
+    assert 0 < counters["read_ahead_memory_peak"] <= limit, counters
+    assert counters["read_ahead_bytes_used"] > 0
+    # Closing the files released everything.
+    assert counters["read_ahead_memory_in_use"] == 0
+
+
+def test_csv_stream_is_read_ahead(con, native_con, rig):
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "t.csv"
+        # About 60 MB: DuckDB reads CSV in 32 MB buffers, so the stream is more than one read.
+        duckdb.connect().execute(f"COPY (SELECT i, md5(i::VARCHAR) AS s FROM range(1500000) r(i)) TO '{path}'")
+        rig.s3.upload_file(str(path), rig.bucket, "read_ahead/t.csv")
+    sql = f"SELECT count(*), sum(i), sum(hash(s)) FROM read_csv('{rig.url('read_ahead/t.csv')}')"
+    enable(con)
+    assert con.execute(sql).fetchall() == native_con.execute(sql).fetchall()
+    counters = stats(con)
+    assert counters["read_ahead_bytes_used"] > 0, counters
+
+
+def test_glob_of_small_files_gets_footers_ahead(con, native_con, small_files):
+    sql = f"SELECT count(*), sum(i), sum(hash(s)) FROM read_parquet('{small_files}')"
+    expected = native_con.execute(sql).fetchall()
+    enable(con)
+    assert con.execute(sql).fetchall() == expected
+    counters = stats(con)
+    # The footers of files after the first few were fetched before DuckDB opened them.
+    assert counters["read_ahead_bytes_used"] > 0, counters
+    assert counters["reads_served_whole"] >= 12, counters
+
+
+def test_only_the_opened_version_is_served(con, rig):
+    key = "read_ahead/changing.bin"
+    first, second = bytes(range(256)) * 40000, bytes(reversed(range(256))) * 40000
+    enable(con)
+    url = rig.url(key)
+    for data in (first, second, first):
+        rig.put_object(key, data)
+        assert con.execute("SELECT sha256(content) FROM read_blob(?)", [url]).fetchone()[0] == sha256(data)
+        got = con.execute("SELECT sha256(httpfs2_read_range(?, 1000, 5000000, true))", [url]).fetchone()[0]
+        assert got == sha256(data[1000:5001000])
+
+
+def test_interrupt_stops_read_ahead_and_frees_its_memory(con, rig, lineitem_like):
+    con.execute("SET threads = 1")
+    enable(con)
+    # 100 ms to first byte and 256 KB/s per connection: the scan would take far longer than the 2 s it is given.
+    rig.set_latency(100)
+    rig.add_toxic("slow", "bandwidth", {"rate": 256})
+    outcome = {}
+
+    def run():
+        try:
+            con.execute(ALL_COLUMNS.format(url=lineitem_like)).fetchall()
+        except duckdb.Error as error:
+            outcome["error"] = error
+
+    reader = threading.Thread(target=run)
+    reader.start()
+    time.sleep(2)
+    con.interrupt()
+    reader.join(timeout=30)
+    assert not reader.is_alive()
+    assert isinstance(outcome.get("error"), duckdb.InterruptException), outcome
+    rig.remove_toxics()
+    deadline = time.monotonic() + 10
+    while stats(con)["read_ahead_memory_in_use"] > 0 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert stats(con)["read_ahead_memory_in_use"] == 0
+    # The connection and the pool keep working.
+    assert con.execute(PROJECTION.format(url=lineitem_like)).fetchone()[0] == ROWS

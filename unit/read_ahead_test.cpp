@@ -1,0 +1,542 @@
+// Read-ahead against a simulated object store: first-byte latency, per-request bandwidth, failures, and a log of
+// every request, so tests check bytes, request counts and memory rather than timings.
+#include "core/object_read_ahead.hpp"
+#include "core/read_ahead_registry.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <mutex>
+#include <random>
+#include <set>
+#include <thread>
+
+using namespace httpfs2;
+
+namespace {
+
+class SimulatedStore {
+public:
+	SimulatedStore(uint64_t size, std::chrono::microseconds latency_p, double bytes_per_second_p)
+	    : data(size), latency(latency_p), bytes_per_second(bytes_per_second_p) {
+		std::mt19937_64 random(42);
+		for (auto &byte : data) {
+			byte = static_cast<char>(random());
+		}
+	}
+
+	SimulatedStore(std::vector<char> bytes, std::chrono::microseconds latency_p)
+	    : data(std::move(bytes)), latency(latency_p), bytes_per_second(1e9) {
+	}
+
+	//! Fails every request that overlaps [offset, offset + length).
+	void FailRange(uint64_t offset, uint64_t length) {
+		std::lock_guard<std::mutex> guard(lock);
+		failing.push_back(ByteRange {offset, length});
+	}
+
+	void Fetch(const ByteRange &range, char *destination) {
+		{
+			std::lock_guard<std::mutex> guard(lock);
+			requests.push_back(range);
+			for (auto &bad : failing) {
+				if (bad.offset < range.End() && range.offset < bad.End()) {
+					throw std::runtime_error("simulated 503 for bytes " + std::to_string(range.offset));
+				}
+			}
+		}
+		auto transfer =
+		    std::chrono::microseconds(static_cast<int64_t>(static_cast<double>(range.length) / bytes_per_second * 1e6));
+		std::this_thread::sleep_for(latency + transfer);
+		ASSERT_LE(range.End(), data.size());
+		std::memcpy(destination, data.data() + range.offset, range.length);
+	}
+
+	ObjectReadAhead::Fetcher Fetcher() {
+		return [this](const ByteRange &range, char *destination) {
+			Fetch(range, destination);
+		};
+	}
+
+	std::vector<ByteRange> Requests() {
+		std::lock_guard<std::mutex> guard(lock);
+		return requests;
+	}
+
+	//! How many times each byte was fetched, at most.
+	uint64_t MaxFetchesOfOneByte() {
+		std::vector<uint8_t> counts(data.size(), 0);
+		for (auto &range : Requests()) {
+			for (uint64_t i = range.offset; i < range.End(); i++) {
+				counts[i]++;
+			}
+		}
+		return *std::max_element(counts.begin(), counts.end());
+	}
+
+	std::vector<char> data;
+
+private:
+	std::chrono::microseconds latency;
+	double bytes_per_second;
+	std::mutex lock;
+	std::vector<ByteRange> requests;
+	std::vector<ByteRange> failing;
+};
+
+ReadAheadTuning Tuning(uint64_t max_ahead, uint64_t merge_gap = 16 * KiB) {
+	ReadAheadTuning tuning;
+	tuning.limits.max_ahead_bytes = max_ahead;
+	tuning.limits.merge_gap_bytes = merge_gap;
+	tuning.chunk_size_bytes = 1 * MiB;
+	tuning.min_bytes = 512 * KiB;
+	tuning.max_fanout = 4;
+	return tuning;
+}
+
+//! What the adapter does for one read: predict, serve, read the gaps from the store directly.
+void ReaderRead(ObjectReadAhead &object, SimulatedStore &store, const ReadAheadTuning &tuning, uint64_t offset,
+                uint64_t length, std::vector<char> &out, ServeResult *result = nullptr) {
+	out.assign(length, 0);
+	ByteRange read {offset, length};
+	object.Observe(read, tuning);
+	auto served = object.Serve(read, out.data());
+	for (auto &gap : served.gaps) {
+		store.Fetch(gap, out.data() + (gap.offset - offset));
+	}
+	object.Inspect(read, out.data());
+	if (result) {
+		*result = served;
+	}
+}
+
+struct Fixture {
+	Fixture(uint64_t size, uint64_t budget_bytes = 256 * MiB, size_t threads = 8,
+	        std::chrono::microseconds latency = std::chrono::microseconds(2000), double bandwidth = 400e6)
+	    : budget(budget_bytes), pool(threads), store(size, latency, bandwidth),
+	      object(std::make_shared<ObjectReadAhead>(pool, budget, stats, model, size, store.Fetcher())) {
+	}
+	~Fixture() {
+		if (object) {
+			object->Close();
+		}
+	}
+	MemoryBudget budget;
+	IoPool pool;
+	ReadStats stats;
+	CostModel model;
+	SimulatedStore store;
+	std::shared_ptr<ObjectReadAhead> object;
+};
+
+ParquetLayout SyntheticLayout(size_t groups, size_t columns, uint64_t column_bytes) {
+	ParquetLayout layout;
+	uint64_t offset = 4;
+	for (size_t g = 0; g < groups; g++) {
+		RowGroupLayout group;
+		group.span.offset = offset;
+		for (size_t c = 0; c < columns; c++) {
+			group.columns.push_back(ByteRange {offset, column_bytes});
+			offset += column_bytes;
+		}
+		group.span.length = offset - group.span.offset;
+		layout.row_groups.push_back(group);
+	}
+	return layout;
+}
+
+} // namespace
+
+TEST(MemoryBudget, NeverExceedsTheLimit) {
+	MemoryBudget budget(100);
+	EXPECT_TRUE(budget.TryReserve(60));
+	EXPECT_FALSE(budget.TryReserve(41));
+	EXPECT_TRUE(budget.TryReserve(40));
+	EXPECT_EQ(budget.InUse(), 100u);
+	budget.Release(60);
+	budget.SetLimit(30);
+	EXPECT_FALSE(budget.TryReserve(1));
+	budget.Release(40);
+	EXPECT_TRUE(budget.TryReserve(30));
+	EXPECT_EQ(budget.Peak(), 100u);
+	std::vector<std::thread> threads;
+	MemoryBudget shared(1000);
+	std::atomic<uint64_t> over {0};
+	for (int t = 0; t < 8; t++) {
+		threads.emplace_back([&] {
+			for (int i = 0; i < 10000; i++) {
+				if (shared.TryReserve(7)) {
+					if (shared.InUse() > 1000) {
+						over++;
+					}
+					shared.Release(7);
+				}
+			}
+		});
+	}
+	for (auto &thread : threads) {
+		thread.join();
+	}
+	EXPECT_EQ(over.load(), 0u);
+	EXPECT_LE(shared.Peak(), 1000u);
+	EXPECT_EQ(shared.InUse(), 0u);
+}
+
+TEST(SequentialPredictor, WindowStartsDoublesCapsAndResets) {
+	SequentialPredictor predictor(1000 * MiB);
+	PredictionLimits limits {16 * MiB, 0};
+	auto first = predictor.OnRead(ByteRange {0, 256 * KiB}, limits);
+	ASSERT_EQ(first.ranges.size(), 1u);
+	EXPECT_EQ(first.ranges[0].range.offset, 256 * KiB);
+	EXPECT_EQ(first.ranges[0].range.length, 1 * MiB);
+	auto second = predictor.OnRead(ByteRange {256 * KiB, 256 * KiB}, limits);
+	ASSERT_EQ(second.ranges.size(), 1u);
+	// Window 2 MiB from the end of this read; what was predicted already is not predicted again.
+	EXPECT_EQ(second.ranges[0].range.offset, 256 * KiB + 1 * MiB);
+	EXPECT_EQ(second.ranges[0].range.End(), 512 * KiB + 2 * MiB);
+	uint64_t offset = 512 * KiB;
+	Prediction last;
+	for (int i = 0; i < 10; i++) {
+		last = predictor.OnRead(ByteRange {offset, 256 * KiB}, limits);
+		offset += 256 * KiB;
+	}
+	ASSERT_FALSE(last.ranges.empty());
+	EXPECT_EQ(last.ranges.back().range.End(), offset + 16 * MiB);
+	// A jump predicts nothing until the reader shows a new sequential run.
+	EXPECT_TRUE(predictor.OnRead(ByteRange {500 * MiB, 256 * KiB}, limits).ranges.empty());
+	auto resumed = predictor.OnRead(ByteRange {500 * MiB + 256 * KiB, 256 * KiB}, limits);
+	ASSERT_EQ(resumed.ranges.size(), 1u);
+	EXPECT_EQ(resumed.ranges[0].range.length, 1 * MiB);
+}
+
+TEST(SequentialPredictor, AFirstReadAwayFromTheStartPredictsNothing) {
+	SequentialPredictor predictor(100 * MiB);
+	EXPECT_TRUE(predictor.OnRead(ByteRange {100 * MiB - 8, 8}, PredictionLimits {16 * MiB, 0}).ranges.empty());
+}
+
+TEST(ParquetPredictor, SameColumnsOfTheNextRowGroups) {
+	auto layout = std::make_shared<ParquetLayout>(SyntheticLayout(20, 4, 100 * KiB));
+	ParquetPredictor predictor(layout);
+	PredictionLimits limits {64 * MiB, 16 * KiB};
+	auto &g0 = layout->row_groups[0];
+	predictor.OnRead(g0.columns[1], limits);
+	auto prediction = predictor.OnRead(g0.columns[3], limits);
+	// The pattern grew to columns 1 and 3: row group 1 gets both (the window is one group).
+	ASSERT_EQ(prediction.ranges.size(), 2u);
+	EXPECT_EQ(prediction.ranges[0].range.offset, layout->row_groups[1].columns[1].offset);
+	EXPECT_EQ(prediction.ranges[1].range.offset, layout->row_groups[1].columns[3].offset);
+	// In-order row groups double the window: 2, then 4 groups ahead.
+	auto &g1 = layout->row_groups[1];
+	prediction = predictor.OnRead(g1.columns[1], limits);
+	ASSERT_EQ(prediction.ranges.size(), 2u * 2);
+	EXPECT_EQ(prediction.ranges[0].range.offset, layout->row_groups[2].columns[1].offset);
+	prediction = predictor.OnRead(layout->row_groups[2].columns[1], limits);
+	ASSERT_EQ(prediction.ranges.size(), 2u * 3);
+	EXPECT_EQ(prediction.ranges.back().range.offset, layout->row_groups[6].columns[3].offset);
+	// A skip (filters pruned row groups 3-9) turns cautious: one group ahead, only the lead (filter) column.
+	prediction = predictor.OnRead(layout->row_groups[10].columns[1], limits);
+	EXPECT_TRUE(predictor.IsCautious());
+	ASSERT_EQ(prediction.ranges.size(), 1u);
+	EXPECT_EQ(prediction.ranges[0].range.offset, layout->row_groups[11].columns[1].offset);
+	EXPECT_GT(prediction.drop_before, layout->row_groups[0].span.offset);
+	EXPECT_TRUE(predictor.OnRead(layout->row_groups[10].columns[3], limits).ranges.empty());
+	// CAUTIOUS_STREAK row groups in order again: back to the whole pattern.
+	for (size_t group = 11; group < 11 + ParquetPredictor::CAUTIOUS_STREAK; group++) {
+		prediction = predictor.OnRead(layout->row_groups[group].columns[1], limits);
+		predictor.OnRead(layout->row_groups[group].columns[3], limits);
+	}
+	EXPECT_FALSE(predictor.IsCautious());
+	ASSERT_EQ(prediction.ranges.size(), 2u);
+	EXPECT_EQ(prediction.ranges[1].range.offset, layout->row_groups[15].columns[3].offset);
+}
+
+TEST(ParquetPredictor, AScanStartingPastTheFirstRowGroupsIsCautiousAndThreadsAreNotSkips) {
+	auto layout = std::make_shared<ParquetLayout>(SyntheticLayout(30, 3, 10 * KiB));
+	PredictionLimits limits {64 * MiB, 0};
+	ParquetPredictor pruned(layout);
+	pruned.OnRead(layout->row_groups[12].columns[0], limits);
+	EXPECT_TRUE(pruned.IsCautious());
+	ParquetPredictor threads(layout);
+	for (size_t group : {1, 0, 3, 2, 5, 4, 7, 6}) {
+		threads.OnRead(layout->row_groups[group].columns[0], limits);
+	}
+	EXPECT_FALSE(threads.IsCautious());
+}
+
+TEST(ParquetPredictor, AFooterReadThatTakesTheEndOfTheLastChunkPredictsNothing) {
+	auto layout = std::make_shared<ParquetLayout>(SyntheticLayout(1, 3, 64 * KiB));
+	ParquetPredictor predictor(layout);
+	auto data_end = layout->row_groups[0].span.End();
+	// DuckDB's first footer read: 16 KiB from the end of a file whose footer is 1000 bytes.
+	EXPECT_TRUE(
+	    predictor.OnRead(ByteRange {data_end + 1000 - 16 * KiB, 16 * KiB}, PredictionLimits {MiB, 0}).ranges.empty());
+	EXPECT_FALSE(predictor.Pattern().columns[2]);
+}
+
+TEST(ParquetPredictor, WholeRowGroupsAndMergedGaps) {
+	auto layout = std::make_shared<ParquetLayout>(SyntheticLayout(8, 3, 64 * KiB));
+	ParquetPredictor whole(layout);
+	auto prediction = whole.OnRead(layout->row_groups[0].span, PredictionLimits {64 * MiB, 0});
+	ASSERT_EQ(prediction.ranges.size(), 1u);
+	EXPECT_EQ(prediction.ranges[0].range.offset, layout->row_groups[1].span.offset);
+	EXPECT_EQ(prediction.ranges[0].range.length, layout->row_groups[1].span.length);
+
+	ParquetPredictor merged(layout);
+	merged.OnRead(layout->row_groups[0].columns[0], PredictionLimits {64 * MiB, 0});
+	prediction = merged.OnRead(layout->row_groups[0].columns[2], PredictionLimits {64 * MiB, 64 * KiB});
+	// Columns 0 and 2 are 64 KiB apart: one range with 128 KiB of the 192 KiB useful.
+	ASSERT_EQ(prediction.ranges.size(), 1u);
+	EXPECT_EQ(prediction.ranges[0].range.length, 192 * KiB);
+	EXPECT_EQ(prediction.ranges[0].useful_bytes, 128 * KiB);
+	// The byte limit caps the window.
+	ParquetPredictor capped(layout);
+	prediction = capped.OnRead(layout->row_groups[0].span, PredictionLimits {layout->row_groups[0].span.length, 0});
+	EXPECT_EQ(prediction.ranges.size(), 1u);
+}
+
+TEST(ObjectReadAhead, SequentialReaderGetsExactBytesAndNothingIsFetchedTwice) {
+	Fixture fixture(24 * MiB + 12345);
+	auto tuning = Tuning(8 * MiB);
+	std::vector<char> out;
+	uint64_t whole = 0;
+	for (uint64_t offset = 0; offset < fixture.store.data.size(); offset += 300 * KiB) {
+		uint64_t length = std::min<uint64_t>(300 * KiB, fixture.store.data.size() - offset);
+		ServeResult result;
+		ReaderRead(*fixture.object, fixture.store, tuning, offset, length, out, &result);
+		ASSERT_EQ(std::memcmp(out.data(), fixture.store.data.data() + offset, length), 0) << offset;
+		whole += result.gaps.empty() ? 1 : 0;
+	}
+	EXPECT_EQ(fixture.store.MaxFetchesOfOneByte(), 1u);
+	auto stats = fixture.stats.Snapshot();
+	EXPECT_GT(whole, 70u);
+	EXPECT_GT(stats.Get(Counter::READ_AHEAD_REQUESTS), 10u);
+	EXPECT_EQ(stats.Get(Counter::READ_AHEAD_BYTES_USED), fixture.store.data.size() - 300 * KiB);
+	fixture.object->Close();
+	EXPECT_EQ(fixture.object->HeldBytes(), 0u);
+}
+
+TEST(ObjectReadAhead, BudgetIsNeverExceededAndReadsStayExact) {
+	Fixture fixture(16 * MiB, 2 * MiB);
+	auto tuning = Tuning(8 * MiB);
+	std::vector<char> out;
+	for (uint64_t offset = 0; offset < fixture.store.data.size(); offset += 256 * KiB) {
+		ReaderRead(*fixture.object, fixture.store, tuning, offset, 256 * KiB, out);
+		ASSERT_EQ(std::memcmp(out.data(), fixture.store.data.data() + offset, 256 * KiB), 0);
+		ASSERT_LE(fixture.budget.InUse(), 2 * MiB);
+	}
+	EXPECT_LE(fixture.budget.Peak(), 2 * MiB);
+	EXPECT_GT(fixture.stats.Snapshot().Get(Counter::READ_AHEAD_SKIPPED_BUDGET), 0u);
+	EXPECT_GT(fixture.stats.Snapshot().Get(Counter::READ_AHEAD_BYTES_USED), 4 * MiB);
+}
+
+TEST(ObjectReadAhead, FailedFetchesAreSilentAndTheReaderReadsItself) {
+	Fixture fixture(8 * MiB);
+	fixture.store.FailRange(3 * MiB, 100);
+	auto tuning = Tuning(4 * MiB);
+	std::vector<char> out;
+	bool reader_failed = false;
+	for (uint64_t offset = 0; offset < 8 * MiB; offset += 512 * KiB) {
+		try {
+			ReaderRead(*fixture.object, fixture.store, tuning, offset, 512 * KiB, out);
+			ASSERT_EQ(std::memcmp(out.data(), fixture.store.data.data() + offset, 512 * KiB), 0);
+		} catch (std::runtime_error &error) {
+			// Only the reader's own read of the failing bytes fails, with the store's error.
+			EXPECT_NE(std::string(error.what()).find("simulated 503"), std::string::npos);
+			EXPECT_LE(offset, 3 * MiB);
+			EXPECT_GT(offset + 512 * KiB, 3 * MiB);
+			reader_failed = true;
+		}
+	}
+	EXPECT_TRUE(reader_failed);
+	EXPECT_GT(fixture.stats.Snapshot().Get(Counter::READ_AHEAD_FAILURES), 0u);
+}
+
+TEST(ObjectReadAhead, AReadOfAQueuedFetchTakesItOverAndOneOfAFetchInFlightWaits) {
+	// One slow IO thread: most predicted fetches sit in the queue when the reader gets to them.
+	Fixture fixture(16 * MiB, 256 * MiB, 1, std::chrono::microseconds(20000));
+	auto tuning = Tuning(16 * MiB);
+	std::vector<char> out;
+	uint64_t waited = 0;
+	for (uint64_t offset = 0; offset < 16 * MiB; offset += MiB) {
+		ServeResult result;
+		ReaderRead(*fixture.object, fixture.store, tuning, offset, MiB, out, &result);
+		ASSERT_EQ(std::memcmp(out.data(), fixture.store.data.data() + offset, MiB), 0);
+		waited += result.waited ? 1 : 0;
+	}
+	EXPECT_GT(waited, 5u);
+	EXPECT_EQ(fixture.store.MaxFetchesOfOneByte(), 1u);
+}
+
+TEST(ObjectReadAhead, ConcurrentReadersOfOneObject) {
+	Fixture fixture(32 * MiB);
+	auto tuning = Tuning(16 * MiB);
+	std::vector<std::thread> readers;
+	std::atomic<int> mismatches {0};
+	for (int t = 0; t < 4; t++) {
+		readers.emplace_back([&, t] {
+			std::vector<char> out;
+			// Threads claim chunks in file order, as DuckDB's scan threads claim row groups.
+			for (uint64_t offset = static_cast<uint64_t>(t) * MiB; offset < 32 * MiB; offset += 4 * MiB) {
+				ReaderRead(*fixture.object, fixture.store, tuning, offset, MiB, out);
+				if (std::memcmp(out.data(), fixture.store.data.data() + offset, MiB) != 0) {
+					mismatches++;
+				}
+			}
+		});
+	}
+	for (auto &reader : readers) {
+		reader.join();
+	}
+	EXPECT_EQ(mismatches.load(), 0);
+}
+
+TEST(ObjectReadAhead, CloseWithFetchesInFlightFreesEverything) {
+	for (int round = 0; round < 20; round++) {
+		Fixture fixture(8 * MiB, 64 * MiB, 4, std::chrono::microseconds(3000));
+		std::vector<char> out;
+		ReaderRead(*fixture.object, fixture.store, Tuning(8 * MiB), 0, 256 * KiB, out);
+		ReaderRead(*fixture.object, fixture.store, Tuning(8 * MiB), 256 * KiB, 256 * KiB, out);
+		fixture.object->Close();
+		EXPECT_EQ(fixture.object->HeldBytes(), 0u);
+		// Later reads are served by nobody, and predict nothing.
+		ReaderRead(*fixture.object, fixture.store, Tuning(8 * MiB), 512 * KiB, 256 * KiB, out);
+		EXPECT_EQ(std::memcmp(out.data(), fixture.store.data.data() + 512 * KiB, 256 * KiB), 0);
+		fixture.object.reset();
+		// Tasks still queued drop their (never fetched) segments as the pool reaches them.
+		for (int i = 0; i < 200 && fixture.budget.InUse() > 0; i++) {
+			std::this_thread::sleep_for(std::chrono::milliseconds(5));
+		}
+		EXPECT_EQ(fixture.budget.InUse(), 0u);
+	}
+}
+
+TEST(ObjectReadAhead, ParquetFooterSwitchesToRowGroupPrediction) {
+	auto layout = std::make_shared<ParquetLayout>(SyntheticLayout(30, 5, 200 * KiB));
+	uint64_t size = layout->row_groups.back().span.End() + 1000;
+	Fixture fixture(size);
+	fixture.object->UseLayout(layout);
+	auto tuning = Tuning(32 * MiB);
+	std::vector<char> out;
+	uint64_t served = 0;
+	for (auto &group : layout->row_groups) {
+		for (size_t column : {size_t(0), size_t(3)}) {
+			ServeResult result;
+			ReaderRead(*fixture.object, fixture.store, tuning, group.columns[column].offset,
+			           group.columns[column].length, out, &result);
+			ASSERT_EQ(std::memcmp(out.data(), fixture.store.data.data() + group.columns[column].offset,
+			                      group.columns[column].length),
+			          0);
+			served += result.gaps.empty() ? 1 : 0;
+		}
+	}
+	// Everything but the first row group's two reads (and a pattern still being learned) comes from read-ahead.
+	EXPECT_GE(served, 2u * 30 - 3);
+	// Columns 1, 2 and 4 are never fetched: the bytes fetched are the bytes read.
+	for (auto &request : fixture.store.Requests()) {
+		for (auto &group : layout->row_groups) {
+			for (size_t column : {size_t(1), size_t(2), size_t(4)}) {
+				auto &chunk = group.columns[column];
+				EXPECT_FALSE(request.offset < chunk.End() && chunk.offset < request.End());
+			}
+		}
+	}
+	EXPECT_EQ(fixture.stats.Snapshot().Get(Counter::READ_AHEAD_BYTES_WASTED), 0u);
+}
+
+TEST(ObjectReadAhead, AFooterFetchedAheadStartsTheFirstRowGroupWithTheDatasetsPattern) {
+	std::ifstream file(std::string(HTTPFS2_TEST_DATA_DIR) + "/row_groups.parquet", std::ios::binary);
+	std::vector<char> bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+	ASSERT_GT(bytes.size(), 1000u);
+	uint64_t size = bytes.size();
+	uint64_t tail = ParquetFooter::DuckDBTailReadSize(size);
+	MemoryBudget budget(64 * MiB);
+	IoPool pool(4);
+	ReadStats stats;
+	CostModel model;
+	auto patterns = std::make_shared<PatternMemory>();
+	SimulatedStore first_store(bytes, std::chrono::microseconds(1000));
+	SimulatedStore second_store(bytes, std::chrono::microseconds(1000));
+	auto first = std::make_shared<ObjectReadAhead>(pool, budget, stats, model, size, first_store.Fetcher());
+	auto second = std::make_shared<ObjectReadAhead>(pool, budget, stats, model, size, second_store.Fetcher());
+	first->SharePatterns(patterns, "s3://bucket/dataset/");
+	second->SharePatterns(patterns, "s3://bucket/dataset/");
+	auto tuning = Tuning(32 * MiB);
+
+	// A reader of the first file reads the footer, then column 1 of row group 0.
+	std::vector<char> out;
+	ReaderRead(*first, first_store, tuning, size - tail, tail, out);
+	auto layout = first->Layout();
+	ASSERT_NE(layout, nullptr);
+	auto chunk = layout->row_groups[0].columns[1];
+	ReaderRead(*first, first_store, tuning, chunk.offset, chunk.length, out);
+
+	// The second file's footer is fetched ahead of any reader: its row group 0, column 1 follows on its own.
+	second->Prefetch({ByteRange {size - tail, tail}}, tuning);
+	for (int i = 0; i < 400 && second_store.Requests().size() < 2; i++) {
+		std::this_thread::sleep_for(std::chrono::milliseconds(5));
+	}
+	auto requests = second_store.Requests();
+	ASSERT_EQ(requests.size(), 2u);
+	EXPECT_EQ(requests[1].offset, chunk.offset);
+	EXPECT_EQ(requests[1].length, chunk.length);
+	// Its reader then finds both reads held.
+	ServeResult result;
+	ReaderRead(*second, second_store, tuning, size - tail, tail, out, &result);
+	EXPECT_TRUE(result.gaps.empty());
+	ReaderRead(*second, second_store, tuning, chunk.offset, chunk.length, out, &result);
+	EXPECT_TRUE(result.gaps.empty());
+	EXPECT_EQ(std::memcmp(out.data(), bytes.data() + chunk.offset, chunk.length), 0);
+	first->Close();
+	second->Close();
+}
+
+TEST(ReadAheadRegistry, HandlesOfOneVersionShareAnObjectAndTheLastClosesIt) {
+	MemoryBudget budget(64 * MiB);
+	IoPool pool(2);
+	ReadStats stats;
+	CostModel model;
+	SimulatedStore store(4 * MiB, std::chrono::microseconds(100), 1e9);
+	ReadAheadRegistry registry;
+	int created = 0;
+	auto create = [&] {
+		created++;
+		return std::make_shared<ObjectReadAhead>(pool, budget, stats, model, 4 * MiB, store.Fetcher());
+	};
+	auto first = registry.Attach("s3://b/k\netag1", create);
+	auto second = registry.Attach("s3://b/k\netag1", create);
+	auto other_version = registry.Attach("s3://b/k\netag2", create);
+	EXPECT_EQ(first, second);
+	EXPECT_NE(first, other_version);
+	EXPECT_EQ(created, 2);
+	registry.Detach("s3://b/k\netag1");
+	EXPECT_FALSE(first->IsClosed());
+	registry.Detach("s3://b/k\netag1");
+	EXPECT_TRUE(first->IsClosed());
+	auto layout = std::make_shared<ParquetLayout>(SyntheticLayout(2, 2, 1000));
+	registry.RememberLayout("s3://b/k\netag1", layout);
+	auto reopened = registry.Attach("s3://b/k\netag1", create);
+	EXPECT_EQ(reopened->Layout(), layout);
+	EXPECT_EQ(registry.KnownLayout("s3://b/k\netag2"), nullptr);
+}
+
+TEST(ReadAheadTuner, ColdAndMeasured) {
+	ParallelReadSettings settings;
+	CostModelSnapshot cold;
+	auto tuning = ReadAheadTuner::Tune(settings, cold, 16, 256 * MiB);
+	EXPECT_EQ(tuning.limits.max_ahead_bytes, 16 * ReadAheadTuner::COLD_BDP);
+	CostModelSnapshot region;
+	region.first_byte_latency_s = 0.025;
+	region.stream_bandwidth_bps = 90.0 * MiB;
+	region.latency_samples = region.bandwidth_samples = 1;
+	tuning = ReadAheadTuner::Tune(settings, region, 16, 256 * MiB);
+	EXPECT_NEAR(static_cast<double>(tuning.limits.max_ahead_bytes), 16 * 0.025 * 90.0 * MiB, 1.0 * MiB);
+	EXPECT_GE(tuning.limits.merge_gap_bytes, ReadAheadTuner::MIN_MERGE_GAP);
+	EXPECT_LE(tuning.limits.merge_gap_bytes, ReadAheadTuner::MAX_MERGE_GAP);
+	// Never more than half the budget ahead.
+	EXPECT_EQ(ReadAheadTuner::Tune(settings, region, 16, 4 * MiB).limits.max_ahead_bytes, 2 * MiB);
+}

@@ -1,0 +1,142 @@
+#include "core/io_pool.hpp"
+#include "core/range_planner.hpp"
+#include "core/read_settings.hpp"
+#include "core/split_read.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <stdexcept>
+#include <thread>
+
+using namespace httpfs2;
+
+static char ByteAt(uint64_t offset) {
+	return static_cast<char>((offset * 131 + 7) % 251);
+}
+
+static void FillPiece(const ByteRange &piece, char *destination) {
+	for (uint64_t i = 0; i < piece.length; i++) {
+		destination[i] = ByteAt(piece.offset + i);
+	}
+}
+
+TEST(SplitRead, FillsEveryByteAtItsOffset) {
+	IoPool pool(4);
+	uint64_t base = 12345;
+	std::vector<char> buffer(1000003);
+	auto pieces = RangePlanner(64 * KiB, 64 * KiB).Plan(base, buffer.size(), 4);
+	SplitRead::Run(pool, buffer.data(), base, pieces, 4, FillPiece, nullptr);
+	for (uint64_t i = 0; i < buffer.size(); i++) {
+		ASSERT_EQ(buffer[i], ByteAt(base + i)) << i;
+	}
+}
+
+TEST(SplitRead, NeverMoreThanFanoutInFlight) {
+	IoPool pool(16);
+	std::atomic<int> in_flight {0};
+	std::atomic<int> peak {0};
+	std::vector<char> buffer(64 * 1024);
+	auto pieces = RangePlanner(1024, 64 * KiB).Plan(0, buffer.size(), 3);
+	SplitRead::Run(
+	    pool, buffer.data(), 0, pieces, 3,
+	    [&](const ByteRange &, char *) {
+		    int now = ++in_flight;
+		    int seen = peak.load();
+		    while (now > seen && !peak.compare_exchange_weak(seen, now)) {
+		    }
+		    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+		    --in_flight;
+	    },
+	    nullptr);
+	EXPECT_LE(peak.load(), 3);
+	EXPECT_GE(peak.load(), 2);
+}
+
+TEST(SplitRead, ManyCallersOnOneWorkerDoNotDeadlock) {
+	IoPool pool(1);
+	std::vector<std::thread> callers;
+	std::atomic<int> correct {0};
+	for (int c = 0; c < 8; c++) {
+		callers.emplace_back([&, c] {
+			std::vector<char> buffer(256 * 1024);
+			uint64_t base = static_cast<uint64_t>(c) * 1000;
+			auto pieces = RangePlanner(16 * KiB, 64 * KiB).Plan(base, buffer.size(), 8);
+			SplitRead::Run(pool, buffer.data(), base, pieces, 8, FillPiece, nullptr);
+			for (uint64_t i = 0; i < buffer.size(); i++) {
+				if (buffer[i] != ByteAt(base + i)) {
+					return;
+				}
+			}
+			correct++;
+		});
+	}
+	for (auto &caller : callers) {
+		caller.join();
+	}
+	EXPECT_EQ(correct.load(), 8);
+}
+
+TEST(SplitRead, FailureIsRethrownAndNoPieceWritesAfterReturn) {
+	IoPool pool(4);
+	std::atomic<int> started {0};
+	std::atomic<bool> returned {false};
+	std::atomic<int> wrote_after_return {0};
+	std::vector<char> buffer(64 * 1024);
+	auto pieces = RangePlanner(1024, 64 * KiB).Plan(0, buffer.size(), 4);
+	EXPECT_THROW(SplitRead::Run(
+	                 pool, buffer.data(), 0, pieces, 4,
+	                 [&](const ByteRange &piece, char *destination) {
+		                 started++;
+		                 if (piece.offset == 5 * 1024) {
+			                 throw std::runtime_error("sub-read failed");
+		                 }
+		                 std::this_thread::sleep_for(std::chrono::milliseconds(5));
+		                 if (returned) {
+			                 wrote_after_return++;
+		                 }
+		                 std::memset(destination, 1, piece.length);
+	                 },
+	                 nullptr),
+	             std::runtime_error);
+	returned = true;
+	std::this_thread::sleep_for(std::chrono::milliseconds(50));
+	EXPECT_EQ(wrote_after_return.load(), 0);
+	// pieces already running may finish, but the read stops early: most of the 64 pieces never start
+	EXPECT_LT(started.load(), 32);
+}
+
+TEST(SplitRead, CancellationStopsNewPiecesAndThrows) {
+	IoPool pool(2);
+	std::atomic<int> pieces_read {0};
+	std::vector<char> buffer(1024 * 1024);
+	auto pieces = RangePlanner(1024, 64 * KiB).Plan(0, buffer.size(), 2);
+	// The interrupt arrives once 10 pieces are read; each of the 2 streams may already be past its check.
+	EXPECT_THROW(SplitRead::Run(
+	                 pool, buffer.data(), 0, pieces, 2, [&](const ByteRange &, char *) { pieces_read++; },
+	                 [&] { return pieces_read.load() >= 10; }),
+	             SplitReadCancelled);
+	EXPECT_LE(pieces_read.load(), 11);
+}
+
+TEST(IoPool, ResizeGrowsAndShrinks) {
+	IoPool pool(2);
+	EXPECT_EQ(pool.RunningThreads(), 0u); // lazily started
+	std::atomic<int> done {0};
+	for (int i = 0; i < 100; i++) {
+		pool.Submit([&] { done++; });
+	}
+	pool.Resize(8);
+	EXPECT_EQ(pool.RunningThreads(), 8u);
+	pool.Resize(1);
+	EXPECT_EQ(pool.RunningThreads(), 1u);
+	for (int i = 0; i < 100; i++) {
+		pool.Submit([&] { done++; });
+	}
+	while (done.load() < 200) {
+		std::this_thread::yield();
+	}
+	EXPECT_EQ(pool.TargetSize(), 1u);
+}
