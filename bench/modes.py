@@ -1,4 +1,5 @@
-"""What each bench mode measures: httpfs2 configurations, DuckDB thread counts, clients and ceiling points.
+"""What each bench mode measures: httpfs2 configurations, DuckDB thread counts, clients and ceiling points,
+or for the workload modes (issue 9) which workloads, network profiles and configurations.
 
 bench/README.md says why each mode exists; keep the two in step.
 """
@@ -72,9 +73,66 @@ BEST = Config(h2(io=8, fanout=8))
 AUTO = Config(h2(fanout=8, auto=True))
 AUTO_ADAPTIVE = Config(h2(fanout=8, auto=True, adaptive=True))
 
+
+@dataclass(frozen=True)
+class WorkloadConfig:
+    """A configuration of the workload modes. settings: what the worker SETs (None: native, httpfs2 not loaded);
+    optional: settings left out, not an error, when the build lacks them (read-ahead before it landed);
+    fallback: the configuration measured instead when this one's settings do not exist."""
+
+    label: str
+    settings: dict | None
+    optional: tuple = ()
+    fallback: str | None = None
+
+
+RA = "httpfs2_read_ahead_enabled"
+WORKLOAD_CONFIGS = {
+    c.label: c
+    for c in [
+        WorkloadConfig("native", None),
+        # Parallel range splitting alone: what httpfs2 did before read-ahead.
+        WorkloadConfig("httpfs2 split", {PREFIX + "enabled": True, RA: False}, optional=(RA,)),
+        WorkloadConfig("httpfs2", {PREFIX + "enabled": True, RA: True}, fallback="httpfs2 split"),
+    ]
+}
+
+
+@dataclass(frozen=True)
+class WorkloadMode:
+    workloads: tuple  # names in bench/workloads.py WORKLOADS
+    profiles: tuple = ("lan", "region")  # rig/s3rig.py PROFILES
+    configs: tuple = ("native", "httpfs2 split", "httpfs2")
+    threads: tuple = (1,)
+    clients: tuple = ("curl",)
+    max_repeats: dict = field(default_factory=dict)  # workload -> at most this many repeats whatever --repeats says
+
+
+ALL_WORKLOADS = (
+    "lineitem-all",
+    "lineitem-projection",
+    "lineitem-selective",
+    "tpch-22",
+    "csv",
+    "parquet-1rg",
+    "glob-count",
+    "glob-agg",
+    "blob",
+)
+
 MODES = {
-    # The short default of scripts/demo.sh: the headline comparison at two latencies in about 5 minutes.
-    "demo": Mode(
+    # What scripts/demo.sh runs: at region, native vs httpfs2 on the parquet projection, the 22 TPC-H queries (once:
+    # native takes ~157 s) and the glob of small files; under 10 minutes once the data is cached.
+    "demo": WorkloadMode(
+        workloads=("lineitem-projection", "glob-agg", "tpch-22"),
+        profiles=("region",),
+        configs=("native", "httpfs2"),
+        max_repeats={"tpch-22": 1},
+    ),
+    # Issue 9's whole matrix: every workload, native vs splitting alone vs read-ahead.
+    "workloads": WorkloadMode(workloads=ALL_WORKLOADS),
+    # The earlier demo: read_blob MiB/s at two latencies, threads 1 2, and the parquet probe at 50 ms.
+    "blob-demo": Mode(
         blob=[NATIVE, RECOMMENDED, BEST],
         threads=(1, 2),
         ceiling=(8,),

@@ -28,7 +28,7 @@ def write(csv_path: Path, png_path: Path):
     # One colour per configuration in every panel; the client is the line style.
     colours = {c: f"C{i}" for i, c in enumerate(dict.fromkeys(p.config for p in pts if p.engine != "curl-cli"))}
     legend, ceiling_line = {}, None
-    for ax, (path, latency) in zip(axes[0], panels, strict=False):
+    for ax, (path, latency) in zip(axes[0], panels, strict=True):
         ceiling = best_ceiling.get((path, latency))
         if ceiling:
             ax.axhspan(ceiling.lo, ceiling.hi, color="grey", alpha=0.25)

@@ -58,6 +58,43 @@ COLUMNS = (
 )
 NUMERIC = {"latency_ms", "duckdb_threads", "ceiling_streams", *MEASURED}
 
+# The workload modes (bench/workload_bench.py): one row per workload measurement. requests* come from
+# versitygw's access log, fetched_bytes from toxiproxy's rchar (from the timer's start to the worker's end);
+# query_s lists each query's seconds, h2_stats every numeric httpfs2_stats() column, settings what was SET.
+WORKLOAD_MEASURED = [
+    "repeat",
+    "wall_s",
+    "client_cpu_s",
+    "client_sys_s",
+    "server_cpu_s",
+    "proxy_cpu_s",
+    "requests",
+    "get_requests",
+    "head_requests",
+    "list_requests",
+    "fetched_bytes",
+    "read_ahead_memory_peak",
+    "loadavg_1m",
+]
+WORKLOAD_COLUMNS = (
+    [
+        "timestamp",
+        "mode",
+        "workload",
+        "profile",
+        "latency_ms",
+        "bandwidth_kbs",
+        "file_cache",
+        "client",
+        "duckdb_threads",
+        "engine",
+        "config",
+    ]
+    + WORKLOAD_MEASURED
+    + ["query_s", "settings", "h2_stats"]
+)
+NUMERIC |= {"bandwidth_kbs", *WORKLOAD_MEASURED}
+
 
 def setting_columns(settings: dict | None) -> dict:
     return {column: ("" if settings is None else settings[PREFIX + name]) for column, name in SETTING_COLUMNS.items()}
@@ -66,10 +103,10 @@ def setting_columns(settings: dict | None) -> dict:
 class Writer:
     """Appends and flushes row by row, so an aborted run keeps what it measured."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, columns=COLUMNS):
         self.path = path
         self._file = path.open("w", newline="")
-        self._csv = csv.DictWriter(self._file, fieldnames=COLUMNS, restval="")
+        self._csv = csv.DictWriter(self._file, fieldnames=columns, restval="")
         self._csv.writeheader()
 
     def write(self, row: dict):

@@ -1,7 +1,10 @@
 """Runs one bench mode against a fresh local S3 rig and writes results.csv, meta.json and plot.png.
 
-python -m bench.runner [--mode demo] [--latencies "0 50"] [--threads "1 2"] [--repeats 3] [--clients curl]
-                       [--size-mib 512] [--out DIR]      (each also as HTTPFS2_BENCH_<OPTION> in the environment)
+python -m bench.runner [--mode demo] [--threads "1 2"] [--repeats 3] [--clients curl] [--out DIR]
+    workload modes (demo, workloads): [--profiles "lan region"] [--workloads "..."] [--configs "..."]
+                                      [--file-cache "off on"]
+    read_blob modes (the others):     [--latencies "0 50"] [--size-mib 512]
+(each also as HTTPFS2_BENCH_<OPTION> in the environment, e.g. HTTPFS2_BENCH_FILE_CACHE).
 A latency of 'direct' reads versitygw without the proxy; a number goes through toxiproxy with that latency
 toxic (0 included, which is faster and fairer than no toxic at all). Any failed or wrong read stops the run.
 """
@@ -19,10 +22,12 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-from bench import ceiling, datasets, plot
-from bench.modes import MODES
+from bench import ceiling, datasets, plot, workload_bench
+from bench.modes import MODES, WORKLOAD_CONFIGS, WorkloadMode
 from bench.results import Writer, setting_columns
+from bench.workloads import WORKLOADS
 from rig import HTTPFS2_EXTENSION, REPO_ROOT, S3Rig, httpfs_extension
+from rig.s3rig import PROFILES
 
 MiB = 1 << 20
 
@@ -33,25 +38,71 @@ def parse_args():
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--mode", default=env("MODE", "demo"), choices=sorted(MODES))
+    parser.add_argument(
+        "--profiles",
+        default=env("PROFILES", ""),
+        help=f"workload modes: network profiles, of {' '.join(PROFILES)} (mode default)",
+    )
+    parser.add_argument(
+        "--workloads",
+        default=env("WORKLOADS", ""),
+        help=f"workload modes: a subset of {' '.join(WORKLOADS)} (mode default)",
+    )
+    parser.add_argument(
+        "--configs",
+        default=env("CONFIGS", ""),
+        help=f"workload modes: configurations, of {', '.join(map(repr, WORKLOAD_CONFIGS))}; "
+        "several as a comma list (mode default)",
+    )
+    parser.add_argument(
+        "--file-cache",
+        default=env("FILE_CACHE", "off"),
+        help="workload modes: enable_external_file_cache values, 'off' and/or 'on'",
+    )
     parser.add_argument("--latencies", default=env("LATENCIES", "0 50"), help="ms values and/or 'direct'")
     parser.add_argument("--threads", default=env("THREADS", ""), help="DuckDB thread counts (mode default)")
     parser.add_argument("--clients", default=env("CLIENTS", ""), help="curl and/or httplib (mode default)")
     parser.add_argument("--repeats", type=int, default=int(env("REPEATS", "3")))
     parser.add_argument("--size-mib", type=int, default=int(env("SIZE_MIB", "512")), help="blob and parquet size")
-    parser.add_argument("--timeout", type=float, default=float(env("TIMEOUT", "300")), help="seconds per run")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=env("TIMEOUT", None),
+        help="seconds one run may take (default 300, workload modes 1800)",
+    )
     parser.add_argument("--out", type=Path, default=env("OUT", None))
-    return parser.parse_args()
+    opts = parser.parse_args()
+    workload_mode = isinstance(MODES[opts.mode], WorkloadMode)
+    opts.timeout = float(opts.timeout or (1800 if workload_mode else 300))
+    for name, allowed in (("profiles", PROFILES), ("workloads", WORKLOADS)):
+        unknown = [v for v in getattr(opts, name).split() if v not in allowed]
+        if unknown:
+            parser.error(f"--{name}: unknown {' '.join(unknown)}; known: {' '.join(allowed)}")
+    opts.config_labels = [c.strip() for c in opts.configs.split(",") if c.strip()]
+    unknown = [c for c in opts.config_labels if c not in WORKLOAD_CONFIGS]
+    if unknown or any(v not in ("off", "on") for v in opts.file_cache.split()):
+        parser.error(f"--configs: known {', '.join(WORKLOAD_CONFIGS)}; --file-cache: off and/or on")
+    return opts
+
+
+def snapshot_extension(out: Path, required: bool) -> Path | None:
+    """A copy of the build: a rebuild during the run must not change what is measured (or break LOAD)."""
+    if not HTTPFS2_EXTENSION.exists():
+        if required:
+            raise SystemExit(f"[bench] {HTTPFS2_EXTENSION} not built: run scripts/build.sh")
+        return None
+    copy = out / HTTPFS2_EXTENSION.name
+    shutil.copyfile(HTTPFS2_EXTENSION, copy)
+    return copy
 
 
 class Bench:
-    def __init__(self, opts, rig, out: Path):
+    def __init__(self, opts, rig, out: Path, extension: Path):
         self.opts, self.rig = opts, rig
         self.mode = MODES[opts.mode]
         self.threads = [int(t) for t in opts.threads.split()] or list(self.mode.threads)
         self.clients = opts.clients.split() or list(self.mode.clients)
-        # A snapshot: a rebuild during the run must not change what is measured (or break LOAD).
-        self.extension = out / HTTPFS2_EXTENSION.name
-        shutil.copyfile(HTTPFS2_EXTENSION, self.extension)
+        self.extension = extension
         self.writer = Writer(out / "results.csv")
 
     def run(self, data: dict):
@@ -155,17 +206,23 @@ class Bench:
         return json.loads(done.stdout)
 
 
-def write_meta(out: Path, opts, data: dict, extension: Path):
+def write_meta(out: Path, opts, extension: Path | None, **fields):
     commit = subprocess.run(["git", "-C", str(REPO_ROOT), "rev-parse", "HEAD"], capture_output=True, text=True)
+    dirty = subprocess.run(
+        ["git", "-C", str(REPO_ROOT), "status", "--porcelain", "--", "src", "CMakeLists.txt"],
+        capture_output=True,
+        text=True,
+    )
     meta = {
         "argv": sys.argv,
         "options": {k: str(v) for k, v in vars(opts).items()},
         "commit": commit.stdout.strip(),
-        "extension_sha256": hashlib.sha256(extension.read_bytes()).hexdigest(),
+        "src_modified": bool(dirty.stdout.strip()),
+        "extension_sha256": extension and hashlib.sha256(extension.read_bytes()).hexdigest(),
         "started": datetime.now().isoformat(timespec="seconds"),
         "cpus": os.cpu_count(),
         "machine": platform.platform(),
-        "datasets": {k: vars(v) for k, v in data.items()},
+        **fields,
     }
     (out / "meta.json").write_text(json.dumps(meta, indent=2))
 
@@ -177,15 +234,23 @@ def main():
     out = opts.out or REPO_ROOT / "bench" / "results" / datetime.now().strftime("%Y%m%d-%H%M%S")
     out.mkdir(parents=True, exist_ok=True)
     start = time.monotonic()
-    with S3Rig() as rig:
-        bench = Bench(opts, rig, out)
-        data = {"blob": datasets.blob(rig, opts.size_mib)}
-        if bench.mode.parquet:
-            data["parquet"] = datasets.parquet(rig, opts.size_mib)
-        write_meta(out, opts, data, bench.extension)
-        print(f"[bench] data ready in {time.monotonic() - start:.0f} s", file=sys.stderr, flush=True)
-        bench.run(data)
-    plot.write(out / "results.csv", out / "plot.png")
+    mode = MODES[opts.mode]
+    if isinstance(mode, WorkloadMode):
+        extension = snapshot_extension(out, required=False)
+        with S3Rig(access_log=True) as rig:  # the access log counts each worker's requests
+            write_meta(out, opts, extension)  # workload_bench adds its datasets, configurations and notes
+            workload_bench.run(opts, mode, rig, out, extension)
+    else:
+        extension = snapshot_extension(out, required=True)
+        with S3Rig() as rig:
+            bench = Bench(opts, rig, out, extension)
+            data = {"blob": datasets.blob(rig, opts.size_mib)}
+            if bench.mode.parquet:
+                data["parquet"] = datasets.parquet(rig, opts.size_mib)
+            write_meta(out, opts, extension, datasets={k: vars(v) for k, v in data.items()})
+            print(f"[bench] data ready in {time.monotonic() - start:.0f} s", file=sys.stderr, flush=True)
+            bench.run(data)
+        plot.write(out / "results.csv", out / "plot.png")
     print(f"[bench] {opts.mode} done in {time.monotonic() - start:.0f} s: {out / 'results.csv'}", file=sys.stderr)
     print(out / "results.csv")
 

@@ -1,16 +1,19 @@
 """Prints the benchmark tables (Markdown, so they paste into docs) from one or more results.csv files.
 
 .venv/bin/python bench/summarize.py results.csv [more.csv ...] [--compare]
-Per latency and client: the best p50 MiB/s of each configuration, p50 per DuckDB thread count, the ceiling;
-with --compare also httpfs2 vs native (% delta), % of ceiling and where the CPU goes.
+read_blob modes: per latency and client, the best p50 MiB/s of each configuration, p50 per DuckDB thread count,
+the ceiling; with --compare also httpfs2 vs native (% delta), % of ceiling and where the CPU goes.
+Workload modes: native vs each httpfs2 configuration per workload and profile, with the targets (always).
 """
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # also runnable as a script, not only -m
 
+from bench import workload_summary
 from bench.aggregate import ceilings, points
 from bench.results import load
 
@@ -18,7 +21,7 @@ from bench.results import load
 def table(headers, rows) -> str:
     cells = [list(map(str, headers))] + [[str(c) for c in row] for row in rows]
     widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
-    lines = ["| " + " | ".join(c.ljust(w) for c, w in zip(row, widths, strict=False)) + " |" for row in cells]
+    lines = ["| " + " | ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) + " |" for row in cells]
     lines.insert(1, "|" + "|".join("-" * (w + 2) for w in widths) + "|")
     return "\n".join(lines)
 
@@ -224,7 +227,41 @@ def main():
     parser.add_argument("csv", nargs="+")
     parser.add_argument("--compare", action="store_true")
     args = parser.parse_args()
-    print(summarize(points(load(args.csv)), args.compare))
+    rows = load(args.csv)
+    out = []
+    workload_rows = [r for r in rows if r.get("profile")]
+    if workload_rows:
+        out += build_lines(args.csv) + workload_summary.summarize(workload_rows, table, notes(args.csv))
+    blob_rows = [r for r in rows if not r.get("profile")]
+    if blob_rows:
+        out.append(summarize(points(blob_rows), args.compare))
+    print("\n".join(out))
+
+
+def _metas(paths) -> list:
+    metas = []
+    for path in paths:
+        meta = Path(path).with_name("meta.json")
+        if meta.exists():
+            metas.append(json.loads(meta.read_text()))
+    return metas
+
+
+def notes(paths) -> list:
+    return list(dict.fromkeys(n for m in _metas(paths) for n in m.get("notes", [])))
+
+
+def build_lines(paths) -> list:
+    """Which httpfs2 build each results file measured."""
+    lines = []
+    for m in _metas(paths):
+        sha = m.get("extension_sha256")
+        lines.append(
+            f"httpfs2 build: commit {m.get('commit', '?')[:10]}"
+            f"{' + uncommitted src/ changes' if m.get('src_modified') else ''}, "
+            f"extension sha256 {sha[:12] if sha else 'none (not built)'}; started {m.get('started')}"
+        )
+    return lines + [""] if lines else []
 
 
 if __name__ == "__main__":

@@ -36,8 +36,8 @@ def connect(spec):
     con.execute(f"LOAD '{spec['httpfs']}'")
     if spec["httpfs2"]:
         con.execute(f"LOAD '{spec['httpfs2']}'")
-    # Repeat reads must come from the network, not from DuckDB's in-memory copy.
-    con.execute("SET enable_external_file_cache = false")
+    # Repeat reads must come from the network, not from DuckDB's in-memory copy (unless a run asks for it).
+    con.execute(f"SET enable_external_file_cache = {bool(spec.get('file_cache', False))}")
     con.execute(f"SET threads = {int(spec['threads'])}")
     con.execute(f"SET httpfs_client_implementation = '{spec['client']}'")
     con.execute(spec["secret_sql"])

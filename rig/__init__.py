@@ -2,7 +2,7 @@
 
 from rig.http_server import serve_http
 from rig.paths import HTTPFS2_EXTENSION, REPO_ROOT, TOOLS_BIN, azure_extension, httpfs_extension
-from rig.s3rig import S3Rig, duckdb_connect, load_httpfs, load_httpfs2
+from rig.s3rig import PROFILES, S3Rig, duckdb_connect, load_httpfs, load_httpfs2
 
 __all__ = [
     "HTTPFS2_EXTENSION",
@@ -11,6 +11,7 @@ __all__ = [
     "REPO_ROOT",
     "TOOLS_BIN",
     "S3Rig",
+    "PROFILES",
     "duckdb_connect",
     "load_httpfs",
     "load_httpfs2",

@@ -11,6 +11,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 
 import boto3
@@ -20,6 +21,25 @@ from rig.paths import HTTPFS2_EXTENSION, TOOLS_BIN, httpfs_extension
 
 LOOPBACK = "127.0.0.1"
 PROXY_NAME = "s3"
+
+
+@dataclass(frozen=True)
+class NetworkProfile:
+    """What toxiproxy adds to every response: first-byte latency, and a cap per connection (as S3 caps each GET
+    stream) in toxiproxy's KB/s (bytes per millisecond, so 1000 bytes), or none."""
+
+    latency_ms: int
+    bandwidth_kbs: int | None = None
+
+
+PROFILES = {
+    # 0 ms latency toxic: the proxy's fast path (faster and fairer than no toxic, NOTES).
+    "lan": NetworkProfile(0),
+    # Object storage in the client's region: 25 ms to the first byte, 92160 KB/s = 87.9 MiB/s per GET stream.
+    "region": NetworkProfile(25, 92160),
+    # A bucket on another continent: 80 ms, 40960 KB/s = 39 MiB/s per stream (bench/README.md says why).
+    "far": NetworkProfile(80, 40960),
+}
 
 
 def free_port() -> int:
@@ -54,13 +74,40 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def read_bytes(pid: int) -> int:
+    """Bytes a process has read with read()-like calls (`rchar`); for toxiproxy, what it got from versitygw and
+    from the clients' requests, i.e. what crossed the simulated network (Go reads sockets with read())."""
+    for line in Path(f"/proc/{pid}/io").read_text().splitlines():
+        if line.startswith("rchar:"):
+            return int(line.split()[1])
+    raise RuntimeError(f"no rchar in /proc/{pid}/io")
+
+
+def count_requests(log: Path, offset: int) -> dict:
+    """S3 operations in versitygw's access log after byte `offset`: {'GetObject': n, 'HeadObject': n, ...}."""
+    counts = {}
+    with open(log, "rb") as handle:
+        handle.seek(offset)
+        for line in handle.read().decode(errors="replace").splitlines():
+            op = next((t[3:] for t in line.split(" ") if t.startswith("s3_")), None)
+            if op:
+                counts[op] = counts.get(op, 0) + 1
+    return counts
+
+
 class S3Rig:
     """Use as a context manager; everything it starts is stopped and removed on exit, also on error."""
 
     def __init__(
-        self, bucket: str = "bench", access_key: str = "httpfs2-test-key", secret_key: str = "httpfs2-test-secret"
+        self,
+        bucket: str = "bench",
+        access_key: str = "httpfs2-test-key",
+        secret_key: str = "httpfs2-test-secret",
+        access_log: bool = False,
     ):
+        """access_log: versitygw writes one line per S3 request to access_log_path (see count_requests)."""
         self.bucket = bucket
+        self.access_log = access_log
         self.access_key = access_key
         self.secret_key = secret_key
         self._processes: list[subprocess.Popen] = []
@@ -98,12 +145,14 @@ class S3Rig:
         data = self._workdir / "data"
         data.mkdir()
         self.s3_port, self.api_port, self.proxy_port = free_port(), free_port(), free_port()
+        log_args = ["--access-log", str(self.access_log_path)] if self.access_log else []
         self.versitygw = self._spawn(
             "versitygw",
             [
                 str(TOOLS_BIN / "versitygw"),
                 "--port",
                 f"{LOOPBACK}:{self.s3_port}",
+                *log_args,
                 "--access",
                 self.access_key,
                 "--secret",
@@ -169,6 +218,10 @@ class S3Rig:
     def put_object(self, key: str, data: bytes):
         self.s3.put_object(Bucket=self.bucket, Key=key, Body=data)
 
+    @property
+    def access_log_path(self) -> Path:
+        return self._workdir / "access.log"
+
     def server_cpu_seconds(self) -> dict:
         """CPU seconds (user + system) used so far by versitygw and toxiproxy."""
         return {"versitygw": _cpu_seconds(self.versitygw.pid), "toxiproxy": _cpu_seconds(self.toxiproxy.pid)}
@@ -207,6 +260,15 @@ class S3Rig:
         """Replaces all toxics by one downstream latency toxic; 0 ms still installs it (the fair 0 ms baseline)."""
         self.remove_toxics()
         self.add_toxic("latency", "latency", {"latency": int(ms), "jitter": 0})
+
+    def set_profile(self, name: str) -> NetworkProfile:
+        """Replaces all toxics by those of a network profile (PROFILES): a downstream latency toxic, then a
+        downstream bandwidth toxic when the profile caps the rate (each connection separately)."""
+        profile = PROFILES[name]
+        self.set_latency(profile.latency_ms)
+        if profile.bandwidth_kbs is not None:
+            self.add_toxic("bandwidth", "bandwidth", {"rate": profile.bandwidth_kbs})
+        return profile
 
     def proxy_enabled(self, enabled: bool):
         self._api("POST", f"/proxies/{PROXY_NAME}", {"enabled": enabled})

@@ -47,7 +47,7 @@ void SubReadHandles::Close() {
 
 ReadAheadAttachment::ReadAheadAttachment(ReadAheadRegistry &registry_p, std::string key_p,
                                          std::shared_ptr<ObjectReadAhead> object_p)
-    : registry(registry_p), key(std::move(key_p)), object(std::move(object_p)) {
+    : registry(registry_p), key(std::move(key_p)), object(std::move(object_p)), reader(object) {
 }
 
 ReadAheadAttachment::~ReadAheadAttachment() {

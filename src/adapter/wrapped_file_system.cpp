@@ -128,7 +128,13 @@ void WrappedFileSystem::AttachReadAhead(WrappedFileHandle &handle, optional_ptr<
 	auto info = SameVersion(primary, handle.file_size);
 	auto &options = info.extended_info->options;
 	auto key = VersionKey(primary.path, options["etag"], options["last_modified"], handle.file_size);
-	auto object = read_aheads.Attach(key, [&]() { return CreateReadAhead(info, handle.file_size, opener); });
+	std::shared_ptr<ObjectReadAhead> object;
+	try {
+		object = read_aheads.Attach(key, [&]() { return CreateReadAhead(info, handle.file_size, opener); });
+	} catch (std::exception &) {
+		// The file opened; only read-ahead's own handle did not. It is read without read-ahead.
+		return;
+	}
 	handle.read_ahead = duckdb::make_uniq<ReadAheadAttachment>(read_aheads, key, std::move(object));
 }
 
@@ -202,7 +208,7 @@ void WrappedFileSystem::ReadWithReadAhead(WrappedFileHandle &handle, char *buffe
 	auto &object = *handle.read_ahead->object;
 	ByteRange read {location, nr_bytes};
 	if (!handle.Interrupted()) {
-		object.Observe(read, TuningFor(handle.settings));
+		handle.read_ahead->reader.Observe(read, TuningFor(handle.settings));
 	}
 	auto served = object.Serve(read, buffer);
 	if (served.served_bytes == nr_bytes) {

@@ -224,8 +224,8 @@ Prediction ParquetPredictor::OnRead(const ByteRange &read, const PredictionLimit
 		prediction.drop_before = layout->row_groups[static_cast<size_t>(furthest_group) - DROP_LAG_GROUPS].span.offset;
 	}
 
-	auto &columns = cautious ? lead : pattern;
 	uint64_t ahead_bytes = 0;
+	auto &columns = cautious ? lead : pattern;
 	auto last = std::min<int64_t>(furthest_group + static_cast<int64_t>(cautious ? 1 : window_groups),
 	                              static_cast<int64_t>(layout->row_groups.size()) - 1);
 	for (int64_t next = furthest_group + 1; next <= last; next++) {

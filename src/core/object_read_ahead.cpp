@@ -62,27 +62,65 @@ struct ObjectReadAhead::Segment {
 ObjectReadAhead::ObjectReadAhead(IoPool &pool_p, MemoryBudget &budget_p, ReadStats &stats_p, CostModel &model_p,
                                  uint64_t file_size_p, Fetcher fetcher_p)
     : pool(pool_p), budget(budget_p), stats(stats_p), model(model_p), file_size(file_size_p),
-      fetcher(std::move(fetcher_p)), predictor(new SequentialPredictor(file_size_p)) {
+      fetcher(std::move(fetcher_p)) {
 }
 
 ObjectReadAhead::~ObjectReadAhead() {
 	Close();
 }
 
-void ObjectReadAhead::Observe(const ByteRange &read, const ReadAheadTuning &tuning) {
+std::unique_ptr<AccessPredictor> ObjectReadAhead::NewPredictor() {
+	std::lock_guard<std::mutex> guard(lock);
+	if (!layout) {
+		return std::unique_ptr<AccessPredictor>(new SequentialPredictor(file_size));
+	}
+	std::unique_ptr<ParquetPredictor> parquet(new ParquetPredictor(layout));
+	ColumnPattern seed;
+	if (patterns && patterns->Recall(dataset, parquet->Pattern().columns.size(), seed)) {
+		parquet->Seed(seed);
+	}
+	return std::move(parquet);
+}
+
+uint64_t ObjectReadAhead::AddReader() {
+	std::lock_guard<std::mutex> guard(lock);
+	auto id = next_reader++;
+	reader_drop_points[id] = 0;
+	return id;
+}
+
+void ObjectReadAhead::RemoveReader(uint64_t reader) {
+	std::lock_guard<std::mutex> guard(lock);
+	reader_drop_points.erase(reader);
+}
+
+void ObjectReadAhead::Observe(uint64_t reader, AccessPredictor &predictor, const ByteRange &read,
+                              const ReadAheadTuning &tuning) {
 	std::lock_guard<std::mutex> guard(lock);
 	if (closed || read.length == 0) {
 		return;
 	}
 	last_tuning = tuning;
-	auto prediction = predictor->OnRead(read, tuning.limits);
-	RememberPatternLocked();
+	auto prediction = predictor.OnRead(read, tuning.limits);
+	RememberPatternLocked(predictor);
+	reader_drop_points[reader] = prediction.drop_before;
+	DropPassedLocked();
+	ScheduleLocked(prediction.ranges, tuning);
+}
+
+void ObjectReadAhead::DropPassedLocked() {
+	if (reader_drop_points.empty()) {
+		return;
+	}
+	uint64_t drop_before = UINT64_MAX;
+	for (auto &entry : reader_drop_points) {
+		drop_before = std::min(drop_before, entry.second);
+	}
 	for (auto position = segments.begin(); position != segments.end();) {
-		bool passed = position->second->range.End() <= prediction.drop_before;
+		bool passed = position->second->range.End() <= drop_before;
 		bool idle = position->second->state != Segment::State::FETCHING;
 		position = passed && idle ? DropLocked(position, true) : std::next(position);
 	}
-	ScheduleLocked(prediction.ranges, tuning);
 }
 
 void ObjectReadAhead::Prefetch(const std::vector<ByteRange> &ranges, const ReadAheadTuning &tuning) {
@@ -103,9 +141,9 @@ void ObjectReadAhead::SharePatterns(std::shared_ptr<PatternMemory> patterns_p, s
 	dataset = std::move(dataset_p);
 }
 
-void ObjectReadAhead::RememberPatternLocked() {
-	if (parquet && patterns && parquet->PatternVersion() != remembered_pattern_version) {
-		remembered_pattern_version = parquet->PatternVersion();
+void ObjectReadAhead::RememberPatternLocked(const AccessPredictor &predictor) {
+	auto parquet = dynamic_cast<const ParquetPredictor *>(&predictor);
+	if (parquet && patterns && parquet->PatternVersion() > 0) {
 		patterns->Remember(dataset, parquet->Pattern());
 	}
 }
@@ -362,17 +400,16 @@ void ObjectReadAhead::UseLayout(std::shared_ptr<const ParquetLayout> known) {
 
 void ObjectReadAhead::InstallLayoutLocked(std::shared_ptr<const ParquetLayout> parsed, bool ahead) {
 	layout = std::move(parsed);
-	parquet = new ParquetPredictor(layout);
-	predictor.reset(parquet);
 	pending_metadata = ByteRange {0, 0};
-	size_t columns = layout->row_groups.empty() ? 0 : layout->row_groups[0].columns.size();
 	ColumnPattern seed;
-	if (patterns && patterns->Recall(dataset, columns, seed)) {
-		parquet->Seed(seed);
-		remembered_pattern_version = parquet->PatternVersion();
-		if (ahead) {
-			ScheduleLocked(parquet->Start(last_tuning.limits).ranges, last_tuning);
-		}
+	if (!ahead || !patterns) {
+		return;
+	}
+	// No reader yet: fetch the first row group with the columns the dataset's other files were read with.
+	ParquetPredictor first(layout);
+	if (patterns->Recall(dataset, first.Pattern().columns.size(), seed)) {
+		first.Seed(seed);
+		ScheduleLocked(first.Start(last_tuning.limits).ranges, last_tuning);
 	}
 }
 
@@ -410,6 +447,25 @@ uint64_t ObjectReadAhead::HeldBytes() const {
 		total += entry.second->range.length;
 	}
 	return total;
+}
+
+ReadAheadReader::ReadAheadReader(std::shared_ptr<ObjectReadAhead> object_p)
+    : object(std::move(object_p)), id(object->AddReader()) {
+	predicts_row_groups = object->Layout() != nullptr;
+	predictor = object->NewPredictor();
+}
+
+ReadAheadReader::~ReadAheadReader() {
+	object->RemoveReader(id);
+}
+
+void ReadAheadReader::Observe(const ByteRange &read, const ReadAheadTuning &tuning) {
+	std::lock_guard<std::mutex> guard(lock);
+	if (!predicts_row_groups && object->Layout()) {
+		predictor = object->NewPredictor();
+		predicts_row_groups = true;
+	}
+	object->Observe(id, *predictor, read, tuning);
 }
 
 } // namespace httpfs2

@@ -100,11 +100,12 @@ ReadAheadTuning Tuning(uint64_t max_ahead, uint64_t merge_gap = 16 * KiB) {
 }
 
 //! What the adapter does for one read: predict, serve, read the gaps from the store directly.
-void ReaderRead(ObjectReadAhead &object, SimulatedStore &store, const ReadAheadTuning &tuning, uint64_t offset,
+void ReaderRead(ReadAheadReader &reader, SimulatedStore &store, const ReadAheadTuning &tuning, uint64_t offset,
                 uint64_t length, std::vector<char> &out, ServeResult *result = nullptr) {
+	auto &object = reader.Object();
 	out.assign(length, 0);
 	ByteRange read {offset, length};
-	object.Observe(read, tuning);
+	reader.Observe(read, tuning);
 	auto served = object.Serve(read, out.data());
 	for (auto &gap : served.gaps) {
 		store.Fetch(gap, out.data() + (gap.offset - offset));
@@ -119,7 +120,8 @@ struct Fixture {
 	Fixture(uint64_t size, uint64_t budget_bytes = 256 * MiB, size_t threads = 8,
 	        std::chrono::microseconds latency = std::chrono::microseconds(2000), double bandwidth = 400e6)
 	    : budget(budget_bytes), pool(threads), store(size, latency, bandwidth),
-	      object(std::make_shared<ObjectReadAhead>(pool, budget, stats, model, size, store.Fetcher())) {
+	      object(std::make_shared<ObjectReadAhead>(pool, budget, stats, model, size, store.Fetcher())),
+	      reader(new ReadAheadReader(object)) {
 	}
 	~Fixture() {
 		if (object) {
@@ -132,6 +134,7 @@ struct Fixture {
 	CostModel model;
 	SimulatedStore store;
 	std::shared_ptr<ObjectReadAhead> object;
+	std::unique_ptr<ReadAheadReader> reader;
 };
 
 ParquetLayout SyntheticLayout(size_t groups, size_t columns, uint64_t column_bytes) {
@@ -307,7 +310,7 @@ TEST(ObjectReadAhead, SequentialReaderGetsExactBytesAndNothingIsFetchedTwice) {
 	for (uint64_t offset = 0; offset < fixture.store.data.size(); offset += 300 * KiB) {
 		uint64_t length = std::min<uint64_t>(300 * KiB, fixture.store.data.size() - offset);
 		ServeResult result;
-		ReaderRead(*fixture.object, fixture.store, tuning, offset, length, out, &result);
+		ReaderRead(*fixture.reader, fixture.store, tuning, offset, length, out, &result);
 		ASSERT_EQ(std::memcmp(out.data(), fixture.store.data.data() + offset, length), 0) << offset;
 		whole += result.gaps.empty() ? 1 : 0;
 	}
@@ -325,7 +328,7 @@ TEST(ObjectReadAhead, BudgetIsNeverExceededAndReadsStayExact) {
 	auto tuning = Tuning(8 * MiB);
 	std::vector<char> out;
 	for (uint64_t offset = 0; offset < fixture.store.data.size(); offset += 256 * KiB) {
-		ReaderRead(*fixture.object, fixture.store, tuning, offset, 256 * KiB, out);
+		ReaderRead(*fixture.reader, fixture.store, tuning, offset, 256 * KiB, out);
 		ASSERT_EQ(std::memcmp(out.data(), fixture.store.data.data() + offset, 256 * KiB), 0);
 		ASSERT_LE(fixture.budget.InUse(), 2 * MiB);
 	}
@@ -342,7 +345,7 @@ TEST(ObjectReadAhead, FailedFetchesAreSilentAndTheReaderReadsItself) {
 	bool reader_failed = false;
 	for (uint64_t offset = 0; offset < 8 * MiB; offset += 512 * KiB) {
 		try {
-			ReaderRead(*fixture.object, fixture.store, tuning, offset, 512 * KiB, out);
+			ReaderRead(*fixture.reader, fixture.store, tuning, offset, 512 * KiB, out);
 			ASSERT_EQ(std::memcmp(out.data(), fixture.store.data.data() + offset, 512 * KiB), 0);
 		} catch (std::runtime_error &error) {
 			// Only the reader's own read of the failing bytes fails, with the store's error.
@@ -364,7 +367,7 @@ TEST(ObjectReadAhead, AReadOfAQueuedFetchTakesItOverAndOneOfAFetchInFlightWaits)
 	uint64_t waited = 0;
 	for (uint64_t offset = 0; offset < 16 * MiB; offset += MiB) {
 		ServeResult result;
-		ReaderRead(*fixture.object, fixture.store, tuning, offset, MiB, out, &result);
+		ReaderRead(*fixture.reader, fixture.store, tuning, offset, MiB, out, &result);
 		ASSERT_EQ(std::memcmp(out.data(), fixture.store.data.data() + offset, MiB), 0);
 		waited += result.waited ? 1 : 0;
 	}
@@ -379,10 +382,12 @@ TEST(ObjectReadAhead, ConcurrentReadersOfOneObject) {
 	std::atomic<int> mismatches {0};
 	for (int t = 0; t < 4; t++) {
 		readers.emplace_back([&, t] {
+			// Each scan thread has a handle, so a reader, of its own.
+			ReadAheadReader reader(fixture.object);
 			std::vector<char> out;
 			// Threads claim chunks in file order, as DuckDB's scan threads claim row groups.
 			for (uint64_t offset = static_cast<uint64_t>(t) * MiB; offset < 32 * MiB; offset += 4 * MiB) {
-				ReaderRead(*fixture.object, fixture.store, tuning, offset, MiB, out);
+				ReaderRead(reader, fixture.store, tuning, offset, MiB, out);
 				if (std::memcmp(out.data(), fixture.store.data.data() + offset, MiB) != 0) {
 					mismatches++;
 				}
@@ -399,12 +404,12 @@ TEST(ObjectReadAhead, CloseWithFetchesInFlightFreesEverything) {
 	for (int round = 0; round < 20; round++) {
 		Fixture fixture(8 * MiB, 64 * MiB, 4, std::chrono::microseconds(3000));
 		std::vector<char> out;
-		ReaderRead(*fixture.object, fixture.store, Tuning(8 * MiB), 0, 256 * KiB, out);
-		ReaderRead(*fixture.object, fixture.store, Tuning(8 * MiB), 256 * KiB, 256 * KiB, out);
+		ReaderRead(*fixture.reader, fixture.store, Tuning(8 * MiB), 0, 256 * KiB, out);
+		ReaderRead(*fixture.reader, fixture.store, Tuning(8 * MiB), 256 * KiB, 256 * KiB, out);
 		fixture.object->Close();
 		EXPECT_EQ(fixture.object->HeldBytes(), 0u);
 		// Later reads are served by nobody, and predict nothing.
-		ReaderRead(*fixture.object, fixture.store, Tuning(8 * MiB), 512 * KiB, 256 * KiB, out);
+		ReaderRead(*fixture.reader, fixture.store, Tuning(8 * MiB), 512 * KiB, 256 * KiB, out);
 		EXPECT_EQ(std::memcmp(out.data(), fixture.store.data.data() + 512 * KiB, 256 * KiB), 0);
 		fixture.object.reset();
 		// Tasks still queued drop their (never fetched) segments as the pool reaches them.
@@ -426,7 +431,7 @@ TEST(ObjectReadAhead, ParquetFooterSwitchesToRowGroupPrediction) {
 	for (auto &group : layout->row_groups) {
 		for (size_t column : {size_t(0), size_t(3)}) {
 			ServeResult result;
-			ReaderRead(*fixture.object, fixture.store, tuning, group.columns[column].offset,
+			ReaderRead(*fixture.reader, fixture.store, tuning, group.columns[column].offset,
 			           group.columns[column].length, out, &result);
 			ASSERT_EQ(std::memcmp(out.data(), fixture.store.data.data() + group.columns[column].offset,
 			                      group.columns[column].length),
@@ -438,13 +443,14 @@ TEST(ObjectReadAhead, ParquetFooterSwitchesToRowGroupPrediction) {
 	EXPECT_GE(served, 2u * 30 - 3);
 	// Columns 1, 2 and 4 are never fetched: the bytes fetched are the bytes read.
 	for (auto &request : fixture.store.Requests()) {
-		for (auto &group : layout->row_groups) {
+		for (size_t group = 0; group < layout->row_groups.size(); group++) {
 			for (size_t column : {size_t(1), size_t(2), size_t(4)}) {
-				auto &chunk = group.columns[column];
+				auto &chunk = layout->row_groups[group].columns[column];
 				EXPECT_FALSE(request.offset < chunk.End() && chunk.offset < request.End());
 			}
 		}
 	}
+	fixture.object->Close();
 	EXPECT_EQ(fixture.stats.Snapshot().Get(Counter::READ_AHEAD_BYTES_WASTED), 0u);
 }
 
@@ -469,11 +475,12 @@ TEST(ObjectReadAhead, AFooterFetchedAheadStartsTheFirstRowGroupWithTheDatasetsPa
 
 	// A reader of the first file reads the footer, then column 1 of row group 0.
 	std::vector<char> out;
-	ReaderRead(*first, first_store, tuning, size - tail, tail, out);
+	ReadAheadReader first_reader(first);
+	ReaderRead(first_reader, first_store, tuning, size - tail, tail, out);
 	auto layout = first->Layout();
 	ASSERT_NE(layout, nullptr);
 	auto chunk = layout->row_groups[0].columns[1];
-	ReaderRead(*first, first_store, tuning, chunk.offset, chunk.length, out);
+	ReaderRead(first_reader, first_store, tuning, chunk.offset, chunk.length, out);
 
 	// The second file's footer is fetched ahead of any reader: its row group 0, column 1 follows on its own.
 	second->Prefetch({ByteRange {size - tail, tail}}, tuning);
@@ -484,15 +491,43 @@ TEST(ObjectReadAhead, AFooterFetchedAheadStartsTheFirstRowGroupWithTheDatasetsPa
 	ASSERT_EQ(requests.size(), 2u);
 	EXPECT_EQ(requests[1].offset, chunk.offset);
 	EXPECT_EQ(requests[1].length, chunk.length);
-	// Its reader then finds both reads held.
+	// Its reader, opened now, finds both reads held.
+	ReadAheadReader second_reader(second);
 	ServeResult result;
-	ReaderRead(*second, second_store, tuning, size - tail, tail, out, &result);
+	ReaderRead(second_reader, second_store, tuning, size - tail, tail, out, &result);
 	EXPECT_TRUE(result.gaps.empty());
-	ReaderRead(*second, second_store, tuning, chunk.offset, chunk.length, out, &result);
+	ReaderRead(second_reader, second_store, tuning, chunk.offset, chunk.length, out, &result);
 	EXPECT_TRUE(result.gaps.empty());
 	EXPECT_EQ(std::memcmp(out.data(), bytes.data() + chunk.offset, chunk.length), 0);
 	first->Close();
 	second->Close();
+}
+
+TEST(ObjectReadAhead, TwoScansOfOneFileWithOtherColumnsEachPredictForThemselves) {
+	auto layout = std::make_shared<ParquetLayout>(SyntheticLayout(20, 4, 100 * KiB));
+	Fixture fixture(layout->row_groups.back().span.End() + 1000);
+	fixture.object->UseLayout(layout);
+	ReadAheadReader early(fixture.object);
+	ReadAheadReader late(fixture.object);
+	auto tuning = Tuning(16 * MiB);
+	std::vector<char> out;
+	uint64_t late_served = 0;
+	// One scan reads column 0 and is 10 row groups ahead of the other, which reads column 2: as in a query that
+	// scans one table twice.
+	for (size_t group = 0; group < 20; group++) {
+		auto &ahead = layout->row_groups[group].columns[0];
+		ReaderRead(early, fixture.store, tuning, ahead.offset, ahead.length, out);
+		if (group >= 10) {
+			ServeResult result;
+			auto &behind = layout->row_groups[group - 10].columns[2];
+			ReaderRead(late, fixture.store, tuning, behind.offset, behind.length, out, &result);
+			ASSERT_EQ(std::memcmp(out.data(), fixture.store.data.data() + behind.offset, behind.length), 0);
+			late_served += result.gaps.empty() ? 1 : 0;
+		}
+	}
+	// The late scan's own window serves it; the early one's progress never drops what the late one needs.
+	EXPECT_GE(late_served, 8u);
+	EXPECT_EQ(fixture.store.MaxFetchesOfOneByte(), 1u);
 }
 
 TEST(ReadAheadRegistry, HandlesOfOneVersionShareAnObjectAndTheLastClosesIt) {

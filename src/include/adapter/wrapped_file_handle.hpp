@@ -62,6 +62,8 @@ public:
 	//! Path and version (ETag, last modified, size): read-ahead is shared only by handles on the same version.
 	const std::string key;
 	const std::shared_ptr<ObjectReadAhead> object;
+	//! This handle's own predictions over the object's shared read-ahead.
+	ReadAheadReader reader;
 };
 
 class WrappedFileHandle : public duckdb::FileHandle {

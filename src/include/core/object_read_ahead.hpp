@@ -61,6 +61,8 @@ struct ServeResult {
 };
 
 class ObjectReadAhead : public std::enable_shared_from_this<ObjectReadAhead> {
+	friend class ReadAheadReader;
+
 public:
 	//! Reads exactly `range` into `destination` or throws. Called on IO pool threads and concurrently.
 	using Fetcher = std::function<void(const ByteRange &range, char *destination)>;
@@ -70,9 +72,15 @@ public:
 	                Fetcher fetcher);
 	~ObjectReadAhead();
 
-	//! Tells the predictor of a reader's read and starts the fetches it predicts. Call before Serve, so that those
-	//! fetches overlap the reader's own wait.
-	void Observe(const ByteRange &read, const ReadAheadTuning &tuning);
+	//! A predictor for a new reader: row groups once the layout is known (seeded from the dataset's pattern), else
+	//! a sequential window.
+	std::unique_ptr<AccessPredictor> NewPredictor();
+	//! Tells `reader`'s predictor of its read and starts the fetches it predicts. Call before Serve, so that those
+	//! fetches overlap the reader's own wait. Read-ahead every reader has moved past is dropped.
+	void Observe(uint64_t reader, AccessPredictor &predictor, const ByteRange &read, const ReadAheadTuning &tuning);
+	//! Readers are counted so that one reader moving on never drops what a slower one will read.
+	uint64_t AddReader();
+	void RemoveReader(uint64_t reader);
 	//! Copies what read-ahead holds of `read` into `destination` (read.offset maps to destination[0]).
 	ServeResult Serve(const ByteRange &read, char *destination);
 	//! Shows the predictor the bytes a reader got: a Parquet footer switches it to row-group prediction. True once,
@@ -110,7 +118,9 @@ private:
 	//! `ahead` says the bytes were fetched ahead of any reader, so the first row group is fetched too.
 	bool LearnFooter(const ByteRange &range, const char *data, bool ahead);
 	void InstallLayoutLocked(std::shared_ptr<const ParquetLayout> layout, bool ahead);
-	void RememberPatternLocked();
+	void RememberPatternLocked(const AccessPredictor &predictor);
+	//! Drops idle segments that end before every reader's drop point.
+	void DropPassedLocked();
 
 	IoPool &pool;
 	MemoryBudget &budget;
@@ -122,20 +132,43 @@ private:
 	std::condition_variable fetch_done;
 	Fetcher fetcher;
 	SegmentMap segments;
-	std::unique_ptr<AccessPredictor> predictor;
-	//! The predictor, when it is a ParquetPredictor.
-	ParquetPredictor *parquet = nullptr;
 	std::shared_ptr<const ParquetLayout> layout;
+	//! Each reader's latest drop point (Prediction::drop_before).
+	std::map<uint64_t, uint64_t> reader_drop_points;
+	uint64_t next_reader = 0;
 	bool layout_reported = false;
 	std::shared_ptr<PatternMemory> patterns;
 	std::string dataset;
-	uint64_t remembered_pattern_version = 0;
 	//! The tuning of the latest Observe or Prefetch, for fetches started from a fetch's completion.
 	ReadAheadTuning last_tuning {};
 	//! A footer whose metadata did not fit in the read of its trailer: its range, to parse when it is read.
 	ByteRange pending_metadata {0, 0};
 	size_t fetching = 0;
 	bool closed = false;
+};
+
+//! One reader (a file handle) of an object: its own predictor, switched to row groups when the object learns its
+//! layout, over the read-ahead it shares with the object's other readers. Scans of one file with different columns
+//! or at different places (several in one query, or the threads of one scan) each predict for themselves.
+class ReadAheadReader {
+public:
+	explicit ReadAheadReader(std::shared_ptr<ObjectReadAhead> object);
+	~ReadAheadReader();
+	ReadAheadReader(const ReadAheadReader &) = delete;
+	ReadAheadReader &operator=(const ReadAheadReader &) = delete;
+
+	void Observe(const ByteRange &read, const ReadAheadTuning &tuning);
+	ObjectReadAhead &Object() const {
+		return *object;
+	}
+
+private:
+	const std::shared_ptr<ObjectReadAhead> object;
+	const uint64_t id;
+	//! A handle opened for parallel access may be read from several threads.
+	std::mutex lock;
+	std::unique_ptr<AccessPredictor> predictor;
+	bool predicts_row_groups = false;
 };
 
 } // namespace httpfs2

@@ -1,0 +1,135 @@
+"""Markdown tables of the workload modes: per workload and network profile, native vs each httpfs2 configuration
+(p50 over repeats) with issue 9's targets beside the measured ratios; then TPC-H per query.
+
+Used by bench/summarize.py for results.csv files written by a workload mode.
+"""
+
+import json
+from statistics import median
+
+from bench.workloads import bytes_target, speed_target
+
+MiB = 1 << 20
+GROUP = ("workload", "profile", "file_cache", "client", "duckdb_threads")
+
+
+def _p50(rows, column):
+    values = [r[column] for r in rows if r.get(column) not in ("", None)]
+    return median(values) if values else None
+
+
+def _fmt(value, spec, suffix="") -> str:
+    return "" if value is None else format(value, spec) + suffix
+
+
+def _where(row) -> str:
+    return row["profile"] + (" +file cache" if row["file_cache"] == "True" else "")
+
+
+def _verdict(value, target, at_least: bool) -> str:
+    if target is None or value is None:
+        return ""
+    ok = value >= target if at_least else value <= target
+    return f"{'>=' if at_least else '<='} {target:g}x: {'yes' if ok else 'NO'}"
+
+
+def _groups(rows) -> dict:
+    """(workload, profile, file_cache, client, threads) -> {config: [rows]}, in the order first measured."""
+    groups = {}
+    for row in rows:
+        groups.setdefault(tuple(row[k] for k in GROUP), {}).setdefault(row["config"], []).append(row)
+    return groups
+
+
+def comparison_rows(rows) -> list:
+    out = []
+    for key, by_config in _groups(rows).items():
+        workload, profile, file_cache, client, threads = key
+        native = by_config.get("native", [])
+        n_s, n_cpu = _p50(native, "wall_s"), _p50(native, "client_cpu_s")
+        n_req, n_bytes = _p50(native, "requests"), _p50(native, "fetched_bytes")
+        others = [c for c in by_config if c != "native"] or [None]
+        for config in others:
+            h = by_config.get(config, [])
+            h_s, h_bytes = _p50(h, "wall_s"), _p50(h, "fetched_bytes")
+            ratio = n_s / h_s if n_s and h_s else None
+            bytes_ratio = h_bytes / n_bytes if n_bytes and h_bytes else None
+            peak = _p50(h, "read_ahead_memory_peak")
+            out.append(
+                [
+                    workload,
+                    _where(native[0] if native else h[0]),
+                    f"{threads:g}",
+                    client,
+                    config or "-",
+                    f"{len(native)}/{len(h)}",
+                    _fmt(n_s, ".2f"),
+                    _fmt(h_s, ".2f"),
+                    _fmt(ratio, ".2f", "x"),
+                    _verdict(ratio, speed_target(profile, workload, file_cache == "True", threads), True),
+                    _fmt(n_cpu, ".2f"),
+                    _fmt(_p50(h, "client_cpu_s"), ".2f"),
+                    _fmt(n_req, ".0f"),
+                    _fmt(_p50(h, "requests"), ".0f"),
+                    _fmt(n_bytes and n_bytes / MiB, ".1f"),
+                    _fmt(h_bytes and h_bytes / MiB, ".1f"),
+                    _fmt(bytes_ratio, ".2f", "x"),
+                    _verdict(bytes_ratio, bytes_target(profile, workload, threads), False),
+                    _fmt(peak and peak / MiB, ".1f"),
+                ]
+            )
+    return out
+
+
+HEADERS = [
+    "Workload",
+    "Profile",
+    "Threads",
+    "Client",
+    "httpfs2 config",
+    "runs n/h",
+    "native s",
+    "httpfs2 s",
+    "ratio",
+    "target",
+    "CPU s native",
+    "CPU s httpfs2",
+    "requests native",
+    "requests httpfs2",
+    "MiB native",
+    "MiB httpfs2",
+    "bytes ratio",
+    "bytes target",
+    "read-ahead peak MiB",
+]
+
+
+def tpch_rows(rows) -> tuple:
+    """Per TPC-H query, p50 seconds of each (profile, config)."""
+    tpch = [r for r in rows if r["workload"] == "tpch-22"]
+    columns = list(dict.fromkeys((_where(r), r["client"], r["duckdb_threads"], r["config"]) for r in tpch))
+    if not columns:
+        return [], []
+    per = {
+        c: [json.loads(r["query_s"]) for r in tpch if (_where(r), r["client"], r["duckdb_threads"], r["config"]) == c]
+        for c in columns
+    }
+    headers = ["Query"] + [f"{w} t={t:g} {config}" for w, _, t, config in columns]
+    body = [[f"Q{n + 1:02d}"] + [f"{median(run[n] for run in per[c]):.2f}" for c in columns] for n in range(22)]
+    return headers, body
+
+
+def summarize(rows, table, notes=()) -> list:
+    out = [
+        "### Workloads: native vs httpfs2, p50 seconds over repeats (ratio = native s / httpfs2 s; CPU = the "
+        "DuckDB process; requests from versitygw's access log; MiB through toxiproxy)",
+        "",
+        table(HEADERS, comparison_rows(rows)),
+        "",
+    ]
+    headers, body = tpch_rows(rows)
+    if body:
+        out += ["### TPC-H SF1, p50 seconds per query", "", table(headers, body), ""]
+    if notes:
+        out += ["Notes:", ""] + [f"- {n}" for n in notes] + [""]
+    return out

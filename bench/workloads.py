@@ -1,0 +1,217 @@
+"""The workloads of issue 9: queries users run on object storage, each with the answer a correct read gives.
+
+Every SQL text has `{base}` where the data lives: `s3://<bucket>` in the bench, the local cache folder for the
+reference answers. bench/README.md describes each workload; keep the two in step.
+"""
+
+import datetime
+import decimal
+import hashlib
+import json
+import math
+import uuid
+from dataclasses import dataclass
+
+from bench import workload_data
+
+
+@dataclass(frozen=True)
+class Workload:
+    name: str
+    dataset: str  # a bench.workload_data dataset, uploaded under <dataset>/ in the bucket
+    queries: tuple | None  # timed together, in order: the measurement is their total; None: the 22 TPC-H queries
+    setup: tuple = ()  # run before timing (views); its requests are not counted either
+    about: str = ""
+
+    def texts(self) -> tuple:
+        if self.queries is None:  # generated with the data by the tpch extension
+            return tuple(q for _, q in sorted(workload_data.tpch_queries().items()))
+        return self.queries
+
+    def sql(self, base: str) -> tuple:
+        return tuple(q.replace("{base}", base) for q in self.texts())
+
+    def setup_sql(self, base: str) -> tuple:
+        return tuple(q.replace("{base}", base) for q in self.setup)
+
+    @property
+    def key(self) -> str:
+        """Names the query texts, so cached reference answers are recomputed when a query changes."""
+        return hashlib.sha256(json.dumps([self.setup, self.texts()]).encode()).hexdigest()[:16]
+
+
+LINEITEM = "read_parquet('{base}/tpch-sf1/lineitem.parquet')"
+SMALL_GLOB = "read_parquet('{base}/small-64/*.parquet')"
+# The 6-column scan (NOTES: 1 HEAD + 181 GETs of ~680 KB, 122 of 199 MiB at threads=1).
+PROJECTION = (
+    "SELECT sum(l_quantity), sum(l_extendedprice * (1 - l_discount) * (1 + l_tax)), min(l_shipdate), "
+    "max(l_shipdate), count(*) FILTER (WHERE l_returnflag = 'R') FROM "
+)
+
+WORKLOADS = {
+    w.name: w
+    for w in [
+        Workload(
+            "lineitem-all",
+            "tpch-sf1",
+            (f"SELECT count(*), sum(hash(COLUMNS(*))) FROM {LINEITEM}",),
+            about="every column of lineitem: one read of each row group's whole span",
+        ),
+        Workload(
+            "lineitem-projection",
+            "tpch-sf1",
+            (PROJECTION + LINEITEM,),
+            about="6 of 16 columns: the column chunks of each row group one after another",
+        ),
+        Workload(
+            "lineitem-selective",
+            "tpch-sf1",
+            (
+                f"SELECT count(*), sum(l_extendedprice), sum(l_quantity) FROM {LINEITEM} "
+                "WHERE l_orderkey BETWEEN 3000000 AND 3150000",
+            ),
+            about="an l_orderkey range that min/max statistics narrow to 2-3 of 60 row groups",
+        ),
+        Workload(
+            "tpch-22",
+            "tpch-sf1",
+            None,
+            tuple(
+                f"CREATE OR REPLACE VIEW {t} AS FROM read_parquet('{{base}}/tpch-sf1/{t}.parquet')"
+                for t in workload_data.TPCH_TABLES
+            ),
+            about="the 22 TPC-H queries over views on the parquet files",
+        ),
+        Workload(
+            "csv",
+            "lineitem-csv",
+            (
+                "SELECT count(*), sum(l_quantity), sum(l_extendedprice), sum(l_discount), max(l_shipdate), "
+                "sum(length(l_comment)) FROM read_csv('{base}/lineitem-csv/lineitem-2m.csv')",
+            ),
+            about="2M lineitem rows as CSV (~250 MB), sniffed, one sequential scan",
+        ),
+        Workload(
+            "parquet-1rg",
+            "lineitem-1rg",
+            (PROJECTION + "read_parquet('{base}/lineitem-1rg/lineitem.parquet')",),
+            about="the 6-column scan of lineitem written as one row group",
+        ),
+        Workload(
+            "glob-count",
+            "small-64",
+            (f"SELECT count(*) FROM {SMALL_GLOB}",),
+            about="count(*) over 64 parquet files of ~1 MiB: a LIST, then each file's footer",
+        ),
+        Workload(
+            "glob-agg",
+            "small-64",
+            (
+                f"SELECT l_returnflag, count(*), sum(l_quantity), avg(l_extendedprice) FROM {SMALL_GLOB} "
+                "GROUP BY ALL ORDER BY ALL",
+            ),
+            about="a small aggregate over the same 64 files",
+        ),
+        Workload(
+            "blob",
+            "blob-256m",
+            ("SELECT hash(content), octet_length(content) FROM read_blob('{base}/blob-256m/blob.bin')",),
+            about="read_blob of a 256 MiB object (128 MiB sequential reads)",
+        ),
+    ]
+}
+
+
+# Issue 9's targets for httpfs2 (read-ahead on) against native, DuckDB threads=1.
+SPEED_TARGETS = {  # (profile, workload, external file cache) -> minimum native s / httpfs2 s
+    ("region", "lineitem-projection", False): 7.0,
+    ("region", "tpch-22", False): 5.0,
+    ("region", "glob-count", False): 5.0,
+    ("region", "glob-agg", False): 5.0,
+    ("region", "csv", False): 3.0,
+    ("region", "parquet-1rg", False): 4.5,
+    ("region", "tpch-22", True): 2.0,
+}
+LAN_FLOOR = 0.95  # at lan no workload may be slower than this ratio
+BYTES_TARGETS = {"lineitem-projection": 1.25, "lineitem-selective": 1.25}  # httpfs2 bytes / native bytes, at most
+
+
+def speed_target(profile: str, name: str, file_cache: bool, threads: int):
+    if profile == "lan":  # whatever the threads and cache
+        return LAN_FLOOR
+    return SPEED_TARGETS.get((profile, name, file_cache)) if threads == 1 else None
+
+
+def bytes_target(profile: str, name: str, threads: int):
+    return BYTES_TARGETS.get(name) if profile == "region" and threads == 1 else None
+
+
+# --- answers -------------------------------------------------------------------------------------------------
+
+
+def normalize(value):
+    """A JSON-able form of one DuckDB value: exact for integers and strings, float for decimals and doubles."""
+    if isinstance(value, bool) or value is None or isinstance(value, (int, str)):
+        return value
+    if isinstance(value, (float, decimal.Decimal)):
+        return float(value)
+    if isinstance(value, (datetime.date, datetime.datetime, datetime.time)):
+        return value.isoformat()
+    if isinstance(value, (bytes, bytearray)):
+        return value.hex()
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    if isinstance(value, (list, tuple)):
+        return [normalize(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): normalize(v) for k, v in value.items()}
+    return str(value)
+
+
+def normalize_rows(rows) -> list:
+    return [[normalize(v) for v in row] for row in rows]
+
+
+def _same_value(got, expect) -> bool:
+    if isinstance(expect, float) or isinstance(got, float):
+        if got is None or expect is None:
+            return got is expect
+        # Sums of doubles depend on the order of addition (threads, row group order).
+        return math.isclose(got, expect, rel_tol=1e-9, abs_tol=1e-9)
+    return got == expect
+
+
+def _same_row(got, expect) -> bool:
+    return len(got) == len(expect) and all(_same_value(a, b) for a, b in zip(got, expect, strict=True))
+
+
+def _same_in_order(got, expect) -> bool:
+    return len(got) == len(expect) and all(_same_row(g, e) for g, e in zip(got, expect, strict=True))
+
+
+def same_rows(got: list, expect: list) -> bool:
+    """Row by row; when that fails, as multisets ordered by their exact columns (ties of an ORDER BY)."""
+    if _same_in_order(got, expect):
+        return True
+
+    def key(row):
+        return [json.dumps(v) for v in row if not isinstance(v, float)]
+
+    return _same_in_order(sorted(got, key=key), sorted(expect, key=key))
+
+
+def reference_answers(w: Workload) -> list:
+    """The rows each query of w returns from the local copy of its data, computed by DuckDB without httpfs and
+    cached beside the data (recomputed when the query texts change)."""
+    path = workload_data.CACHE / "answers.json"
+    cached = json.loads(path.read_text()) if path.exists() else {}
+    if cached.get(w.name, {}).get("key") != w.key:
+        import duckdb
+
+        con = duckdb.connect()
+        base = str(workload_data.CACHE)
+        for sql in w.setup_sql(base):
+            con.execute(sql)
+        cached[w.name] = {"key": w.key, "rows": [normalize_rows(con.execute(q).fetchall()) for q in w.sql(base)]}
+        path.write_text(json.dumps(cached))
+    return cached[w.name]["rows"]
