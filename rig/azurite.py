@@ -13,16 +13,13 @@ public constants of the emulator, not secrets). Everything started here is stopp
 exit, also on error; the processes also die with the Python thread that started them (PR_SET_PDEATHSIG).
 """
 
-import json
 import shutil
 import subprocess
 import tempfile
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 from rig.paths import HTTPFS2_EXTENSION, REPO_ROOT, TOOLS_BIN, azure_extension, httpfs_extension
-from rig.s3rig import LOOPBACK, _cpu_seconds, _die_with_parent, _wait_for_port, free_port
+from rig.s3rig import LOOPBACK, ToxiproxyControl, _cpu_seconds, _die_with_parent, _wait_for_port, free_port
 
 AZURITE_VERSION = "3.37.0"  # keep equal to AZURITE_VERSION in scripts/setup_env.sh
 AZURITE_DIR = REPO_ROOT / ".tools" / "azurite"
@@ -59,11 +56,13 @@ def require_azurite():
         raise RuntimeError(f"{TOOLS_BIN / 'toxiproxy-server'} missing: run `bash scripts/setup_env.sh`")
 
 
-class AzuriteRig:
+class AzuriteRig(ToxiproxyControl):
     """azurite-blob on a free port behind toxiproxy; one container created on start.
 
     access_log=True keeps Azurite's one-line-per-request access log (request_log() returns it); off by default
     because writing it costs Azurite CPU on a 2-core machine."""
+
+    proxy_name = PROXY_NAME
 
     def __init__(
         self, container: str = "test", profile: str | None = None, access_log: bool = False, extra_args: tuple = ()
@@ -221,47 +220,9 @@ class AzuriteRig:
                 return int(line.split()[1])
         raise RuntimeError("no rchar in /proc/PID/io")
 
-    # --- toxiproxy ---
-
-    def _api(self, method: str, path: str, body=None):
-        data = json.dumps(body).encode() if body is not None else None
-        request = urllib.request.Request(
-            f"http://{LOOPBACK}:{self.api_port}{path}",
-            data=data,
-            method=method,
-            headers={"Content-Type": "application/json"},
-        )
-        try:
-            with urllib.request.urlopen(request, timeout=10) as response:
-                text = response.read()
-        except urllib.error.HTTPError as error:
-            raise RuntimeError(f"toxiproxy {method} {path}: {error.code} {error.read()!r}") from error
-        return json.loads(text) if text else None
-
-    def add_toxic(
-        self, name: str, toxic_type: str, attributes: dict, stream: str = "downstream", toxicity: float = 1.0
-    ):
-        self._api(
-            "POST",
-            f"/proxies/{PROXY_NAME}/toxics",
-            {"name": name, "type": toxic_type, "stream": stream, "toxicity": toxicity, "attributes": attributes},
-        )
-
-    def remove_toxics(self):
-        for toxic in self._api("GET", f"/proxies/{PROXY_NAME}/toxics") or []:
-            self._api("DELETE", f"/proxies/{PROXY_NAME}/toxics/{toxic['name']}")
-
-    def set_latency(self, ms: int):
-        """Replaces all toxics by one downstream latency toxic; 0 ms still installs it."""
-        self.remove_toxics()
-        self.add_toxic("latency", "latency", {"latency": int(ms), "jitter": 0})
-
     def set_profile(self, profile: str):
         apply_profile(self, profile)
         self.profile = profile
-
-    def proxy_enabled(self, enabled: bool):
-        self._api("POST", f"/proxies/{PROXY_NAME}", {"enabled": enabled})
 
 
 def apply_profile(rig, profile: str):

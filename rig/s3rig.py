@@ -95,8 +95,53 @@ def count_requests(log: Path, offset: int) -> dict:
     return counts
 
 
-class S3Rig:
+class ToxiproxyControl:
+    """The toxiproxy HTTP API for one proxy; a rig sets `api_port` (toxiproxy's API) and `proxy_name`."""
+
+    api_port: int
+    proxy_name: str
+
+    def _api(self, method: str, path: str, body=None):
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(
+            f"http://{LOOPBACK}:{self.api_port}{path}",
+            data=data,
+            method=method,
+            headers={"Content-Type": "application/json"},
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=10) as response:
+                text = response.read()
+        except urllib.error.HTTPError as error:
+            raise RuntimeError(f"toxiproxy {method} {path}: {error.code} {error.read()!r}") from error
+        return json.loads(text) if text else None
+
+    def add_toxic(
+        self, name: str, toxic_type: str, attributes: dict, stream: str = "downstream", toxicity: float = 1.0
+    ):
+        self._api(
+            "POST",
+            f"/proxies/{self.proxy_name}/toxics",
+            {"name": name, "type": toxic_type, "stream": stream, "toxicity": toxicity, "attributes": attributes},
+        )
+
+    def remove_toxics(self):
+        for toxic in self._api("GET", f"/proxies/{self.proxy_name}/toxics") or []:
+            self._api("DELETE", f"/proxies/{self.proxy_name}/toxics/{toxic['name']}")
+
+    def set_latency(self, ms: int):
+        """Replaces all toxics by one downstream latency toxic; 0 ms still installs it (the fair 0 ms baseline)."""
+        self.remove_toxics()
+        self.add_toxic("latency", "latency", {"latency": int(ms), "jitter": 0})
+
+    def proxy_enabled(self, enabled: bool):
+        self._api("POST", f"/proxies/{self.proxy_name}", {"enabled": enabled})
+
+
+class S3Rig(ToxiproxyControl):
     """Use as a context manager; everything it starts is stopped and removed on exit, also on error."""
+
+    proxy_name = PROXY_NAME
 
     def __init__(
         self,
@@ -226,41 +271,6 @@ class S3Rig:
         """CPU seconds (user + system) used so far by versitygw and toxiproxy."""
         return {"versitygw": _cpu_seconds(self.versitygw.pid), "toxiproxy": _cpu_seconds(self.toxiproxy.pid)}
 
-    # --- toxiproxy ---
-
-    def _api(self, method: str, path: str, body=None):
-        data = json.dumps(body).encode() if body is not None else None
-        request = urllib.request.Request(
-            f"http://{LOOPBACK}:{self.api_port}{path}",
-            data=data,
-            method=method,
-            headers={"Content-Type": "application/json"},
-        )
-        try:
-            with urllib.request.urlopen(request, timeout=10) as response:
-                text = response.read()
-        except urllib.error.HTTPError as error:
-            raise RuntimeError(f"toxiproxy {method} {path}: {error.code} {error.read()!r}") from error
-        return json.loads(text) if text else None
-
-    def add_toxic(
-        self, name: str, toxic_type: str, attributes: dict, stream: str = "downstream", toxicity: float = 1.0
-    ):
-        self._api(
-            "POST",
-            f"/proxies/{PROXY_NAME}/toxics",
-            {"name": name, "type": toxic_type, "stream": stream, "toxicity": toxicity, "attributes": attributes},
-        )
-
-    def remove_toxics(self):
-        for toxic in self._api("GET", f"/proxies/{PROXY_NAME}/toxics") or []:
-            self._api("DELETE", f"/proxies/{PROXY_NAME}/toxics/{toxic['name']}")
-
-    def set_latency(self, ms: int):
-        """Replaces all toxics by one downstream latency toxic; 0 ms still installs it (the fair 0 ms baseline)."""
-        self.remove_toxics()
-        self.add_toxic("latency", "latency", {"latency": int(ms), "jitter": 0})
-
     def set_profile(self, name: str) -> NetworkProfile:
         """Replaces all toxics by those of a network profile (PROFILES): a downstream latency toxic, then a
         downstream bandwidth toxic when the profile caps the rate (each connection separately)."""
@@ -269,9 +279,6 @@ class S3Rig:
         if profile.bandwidth_kbs is not None:
             self.add_toxic("bandwidth", "bandwidth", {"rate": profile.bandwidth_kbs})
         return profile
-
-    def proxy_enabled(self, enabled: bool):
-        self._api("POST", f"/proxies/{PROXY_NAME}", {"enabled": enabled})
 
     # --- DuckDB ---
 
