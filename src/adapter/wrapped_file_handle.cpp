@@ -7,6 +7,60 @@ namespace httpfs2 {
 using duckdb::FileHandle;
 using duckdb::idx_t;
 
+LazyHandle::LazyHandle(duckdb::unique_ptr<FileHandle> opened) : handle(std::move(opened)) {
+	D_ASSERT(handle);
+}
+
+LazyHandle::LazyHandle(Opener open_p) : open(std::move(open_p)) {
+}
+
+FileHandle &LazyHandle::Get() {
+	std::lock_guard<std::mutex> guard(lock);
+	if (!handle) {
+		auto opened = open();
+		if (position != 0) {
+			opened->file_system.Seek(*opened, position);
+		}
+		handle = std::move(opened);
+	}
+	return *handle;
+}
+
+void LazyHandle::Seek(idx_t location) {
+	std::lock_guard<std::mutex> guard(lock);
+	if (handle) {
+		handle->file_system.Seek(*handle, location);
+	} else {
+		position = location;
+	}
+}
+
+idx_t LazyHandle::SeekPosition() {
+	std::lock_guard<std::mutex> guard(lock);
+	return handle ? handle->file_system.SeekPosition(*handle) : position;
+}
+
+void LazyHandle::Reset() {
+	std::lock_guard<std::mutex> guard(lock);
+	if (handle) {
+		handle->file_system.Reset(*handle);
+	} else {
+		position = 0;
+	}
+}
+
+bool LazyHandle::IsOpen() {
+	std::lock_guard<std::mutex> guard(lock);
+	return handle != nullptr;
+}
+
+void LazyHandle::Close() {
+	std::lock_guard<std::mutex> guard(lock);
+	if (handle) {
+		handle->Close();
+	}
+}
+
 SubReadHandles::Lease::Lease(SubReadHandles &owner_p) : owner(owner_p), index(0) {
 	std::lock_guard<std::mutex> guard(owner.lock);
 	for (size_t i = 1; i < owner.busy.size(); i++) {
@@ -23,11 +77,11 @@ SubReadHandles::Lease::~Lease() {
 }
 
 FileHandle &SubReadHandles::Lease::operator*() const {
-	return *owner.handles[index];
+	return owner.handles[index]->Get();
 }
 
-SubReadHandles::SubReadHandles(duckdb::vector<duckdb::unique_ptr<FileHandle>> owned_p,
-                               duckdb::optional_ptr<FileHandle> borrowed)
+SubReadHandles::SubReadHandles(duckdb::vector<duckdb::unique_ptr<LazyHandle>> owned_p,
+                               duckdb::optional_ptr<LazyHandle> borrowed)
     : owned(std::move(owned_p)) {
 	for (auto &handle : owned) {
 		handles.push_back(handle.get());
@@ -57,7 +111,14 @@ ReadAheadAttachment::~ReadAheadAttachment() {
 WrappedFileHandle::WrappedFileHandle(duckdb::FileSystem &wrapper, duckdb::unique_ptr<FileHandle> inner_p,
                                      const ParallelReadSettings &settings_p)
     : FileHandle(wrapper, inner_p->path, inner_p->flags), inner(std::move(inner_p)), settings(settings_p) {
-	logger = inner->logger;
+	logger = Inner().logger;
+}
+
+WrappedFileHandle::WrappedFileHandle(duckdb::FileSystem &wrapper, const std::string &path, duckdb::FileOpenFlags flags,
+                                     LazyHandle::Opener open_inner, const ObjectVersion &version_p,
+                                     const ParallelReadSettings &settings_p)
+    : FileHandle(wrapper, path, flags), inner(std::move(open_inner)), version_known(true), version(version_p),
+      settings(settings_p) {
 }
 
 WrappedFileHandle::~WrappedFileHandle() = default;
@@ -67,15 +128,16 @@ void WrappedFileHandle::Close() {
 	if (sub_read_handles) {
 		sub_read_handles->Close();
 	}
-	inner->Close();
+	inner.Close();
 }
 
 idx_t WrappedFileHandle::GetProgress() {
-	return inner->GetProgress();
+	// Nothing was read through a handle not opened yet: asking would cost a HEAD on Azure.
+	return inner.IsOpen() ? Inner().GetProgress() : 0;
 }
 
 duckdb::FileCompressionType WrappedFileHandle::GetFileCompressionType() {
-	return inner->GetFileCompressionType();
+	return inner.IsOpen() ? Inner().GetFileCompressionType() : duckdb::FileCompressionType::UNCOMPRESSED;
 }
 
 bool WrappedFileHandle::Interrupted() const {

@@ -1,9 +1,11 @@
 #include "adapter/wrapped_file_system.hpp"
 
 #include "adapter/settings.hpp"
+#include "core/url_redaction.hpp"
 #include "duckdb/common/string_util.hpp"
 #include "duckdb/common/file_opener.hpp"
 #include "duckdb/common/multi_file/multi_file_list.hpp"
+#include "duckdb/main/client_data.hpp"
 
 #include <chrono>
 
@@ -18,7 +20,7 @@ using std::string;
 
 WrappedFileSystem::WrappedFileSystem(unique_ptr<duckdb::FileSystem> inner_p, std::shared_ptr<ExtensionState> state_p)
     : inner(std::move(inner_p)), state(std::move(state_p)), stats(state->StatsFor(inner->GetName())),
-      reader(*state, *stats) {
+      reader(*state, *stats), versions_by_head(inner->GetName() == "AzureBlobStorageFileSystem") {
 }
 
 WrappedFileHandle &WrappedFileSystem::Unwrap(FileHandle &handle) {
@@ -31,20 +33,31 @@ unique_ptr<FileHandle> WrappedFileSystem::OpenFileExtended(const duckdb::OpenFil
                                                            duckdb::FileOpenFlags flags,
                                                            optional_ptr<FileOpener> opener) {
 	auto settings = ReadSettings(opener, *state).Effective();
-	auto start = std::chrono::steady_clock::now();
-	auto inner_handle = inner->OpenFile(file, flags, opener);
-	if (!inner_handle) {
-		return nullptr;
+	bool read_only = flags.OpenForReading() && !flags.OpenForWriting();
+	if (versions_by_head && !read_only) {
+		AzureVersions::Forget(file.path, opener);
 	}
-	// Without listing metadata the open made a metadata request (HEAD): a clean first-byte latency sample.
-	bool had_metadata = file.extended_info && file.extended_info->options.count("file_size") > 0;
-	if (!had_metadata && flags.OpenForReading()) {
-		state->cost_model.ObserveRoundTrip(
-		    std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+	unique_ptr<WrappedFileHandle> handle;
+	if (settings.enabled && read_only && versions_by_head) {
+		handle = OpenKnownVersion(file.path, flags, opener, settings);
+	}
+	if (!handle) {
+		auto start = std::chrono::steady_clock::now();
+		auto inner_handle = inner->OpenFile(file, flags, opener);
+		if (!inner_handle) {
+			return nullptr;
+		}
+		stats->Add(Counter::INNER_OPENS);
+		// Without listing metadata the open made a metadata request (HEAD): a clean first-byte latency sample.
+		bool had_metadata = file.extended_info && file.extended_info->options.count("file_size") > 0;
+		if (!had_metadata && flags.OpenForReading()) {
+			state->cost_model.ObserveRoundTrip(
+			    std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+		}
+		handle = duckdb::make_uniq<WrappedFileHandle>(*this, std::move(inner_handle), settings);
 	}
 	stats->Add(Counter::FILES_OPENED);
-	auto handle = duckdb::make_uniq<WrappedFileHandle>(*this, std::move(inner_handle), settings);
-	if (settings.enabled && flags.OpenForReading() && !flags.OpenForWriting()) {
+	if (settings.enabled && read_only) {
 		auto context = FileOpener::TryGetClientContext(opener);
 		if (context) {
 			handle->client_context = context->shared_from_this();
@@ -62,54 +75,128 @@ bool WrappedFileSystem::SupportsOpenFileExtended() const {
 	return true;
 }
 
-void WrappedFileSystem::PrepareSubReads(WrappedFileHandle &handle, optional_ptr<FileOpener> opener) {
-	auto &primary = *handle.inner;
+unique_ptr<WrappedFileHandle> WrappedFileSystem::OpenKnownVersion(const string &path, duckdb::FileOpenFlags flags,
+                                                                  optional_ptr<FileOpener> opener,
+                                                                  const ParallelReadSettings &settings) {
+	auto context = FileOpener::TryGetClientContext(opener);
+	ObjectVersion version;
+	if (!context || AzureVersions::Lookup(path, opener, *stats, version) != VersionLookup::FOUND) {
+		return nullptr;
+	}
+	auto open = DeferredOpen(OpenInfo(path, version), flags, context->shared_from_this(), version);
+	return duckdb::make_uniq<WrappedFileHandle>(*this, path, flags, std::move(open), version, settings);
+}
+
+duckdb::OpenFileInfo WrappedFileSystem::OpenInfo(const string &path, const ObjectVersion &version) {
+	duckdb::OpenFileInfo info(path);
+	info.extended_info = duckdb::make_shared_ptr<duckdb::ExtendedOpenFileInfo>();
+	auto &options = info.extended_info->options;
+	options["file_size"] = duckdb::Value::UBIGINT(version.size);
+	options["last_modified"] = duckdb::Value::TIMESTAMP(version.last_modified);
+	options["etag"] = duckdb::Value(version.etag);
+	return info;
+}
+
+ObjectVersion WrappedFileSystem::VersionOf(WrappedFileHandle &handle) {
+	if (handle.version_known) {
+		return handle.version;
+	}
+	auto &primary = handle.Inner();
+	ObjectVersion version;
 	auto size = primary.file_system.GetFileSize(primary);
-	if (size < 0 || static_cast<uint64_t>(size) < handle.settings.min_bytes) {
+	version.size = size > 0 ? static_cast<idx_t>(size) : 0;
+	version.last_modified = primary.file_system.GetLastModifiedTime(primary);
+	version.etag = primary.file_system.GetVersionTag(primary);
+	return version;
+}
+
+unique_ptr<FileHandle> WrappedFileSystem::OpenAtVersion(const duckdb::OpenFileInfo &info, duckdb::FileOpenFlags flags,
+                                                        optional_ptr<FileOpener> opener,
+                                                        const ObjectVersion &expected) {
+	auto handle = inner->OpenFile(info, flags, opener);
+	if (!handle) {
+		throw duckdb::IOException("httpfs2: '%s' no longer exists", RedactUrl(info.path));
+	}
+	stats->Add(Counter::INNER_OPENS);
+	// httpfs checks every response against the ETag it is given; the azure extension does not, so at least the
+	// version its own open saw must be the one httpfs2 serves.
+	auto size = handle->file_system.GetFileSize(*handle);
+	auto modified = handle->file_system.GetLastModifiedTime(*handle);
+	if (size < 0 || static_cast<idx_t>(size) != expected.size || modified != expected.last_modified) {
+		throw duckdb::IOException("httpfs2: '%s' changed while it was being read (%llu bytes modified at %s when "
+		                          "opened, now %lld bytes modified at %s); run the query again",
+		                          RedactUrl(info.path), expected.size,
+		                          duckdb::Timestamp::ToString(expected.last_modified), size,
+		                          duckdb::Timestamp::ToString(modified));
+	}
+	return handle;
+}
+
+LazyHandle::Opener WrappedFileSystem::DeferredOpen(duckdb::OpenFileInfo info, duckdb::FileOpenFlags flags,
+                                                   duckdb::weak_ptr<duckdb::ClientContext> context,
+                                                   ObjectVersion expected) {
+	return [this, info, flags, context, expected]() {
+		auto connection = context.lock();
+		if (!connection) {
+			throw duckdb::IOException("httpfs2: cannot open '%s': the connection that opened it is closed",
+			                          RedactUrl(info.path));
+		}
+		return OpenAtVersion(info, flags, duckdb::ClientData::Get(*connection).file_opener.get(), expected);
+	};
+}
+
+unique_ptr<LazyHandle> WrappedFileSystem::HandleAtVersion(const string &path, const ObjectVersion &version,
+                                                          duckdb::FileOpenFlags flags,
+                                                          duckdb::weak_ptr<duckdb::ClientContext> context,
+                                                          optional_ptr<FileOpener> opener) {
+	auto info = OpenInfo(path, version);
+	if (context.expired()) {
+		// No connection to open it with later: open it now.
+		return duckdb::make_uniq<LazyHandle>(OpenAtVersion(info, flags, opener, version));
+	}
+	return duckdb::make_uniq<LazyHandle>(DeferredOpen(std::move(info), flags, std::move(context), version));
+}
+
+static const duckdb::FileOpenFlags PARALLEL_READ_FLAGS(duckdb::FileFlags::FILE_FLAGS_READ |
+                                                       duckdb::FileFlags::FILE_FLAGS_PARALLEL_ACCESS);
+
+void WrappedFileSystem::PrepareSubReads(WrappedFileHandle &handle, optional_ptr<FileOpener> opener) {
+	auto version = VersionOf(handle);
+	if (version.size < handle.settings.min_bytes) {
 		return;
 	}
-	handle.file_size = static_cast<idx_t>(size);
-	if (primary.flags.RequireParallelAccess() && !handle.settings.dedicated_handles) {
-		handle.sub_read_handles = duckdb::make_uniq<SubReadHandles>(duckdb::vector<unique_ptr<FileHandle>>(), primary);
+	handle.file_size = version.size;
+	if (handle.flags.RequireParallelAccess() && !handle.settings.dedicated_handles) {
+		handle.sub_read_handles = duckdb::make_uniq<SubReadHandles>(duckdb::vector<unique_ptr<LazyHandle>>(),
+		                                                            &handle.inner);
 		return;
 	}
-	// These handles cost nothing until a read is split.
-	auto info = SameVersion(primary, handle.file_size);
 	idx_t count = handle.settings.dedicated_handles ? handle.settings.max_fanout : 1;
-	duckdb::FileOpenFlags sub_flags(duckdb::FileFlags::FILE_FLAGS_READ | duckdb::FileFlags::FILE_FLAGS_PARALLEL_ACCESS);
-	duckdb::vector<unique_ptr<FileHandle>> owned;
+	duckdb::vector<unique_ptr<LazyHandle>> owned;
 	for (idx_t i = 0; i < count; i++) {
-		owned.push_back(inner->OpenFile(info, sub_flags, opener));
+		owned.push_back(HandleAtVersion(handle.path, version, PARALLEL_READ_FLAGS, handle.client_context, opener));
 	}
 	handle.sub_read_handles = duckdb::make_uniq<SubReadHandles>(std::move(owned), nullptr);
 }
 
-duckdb::OpenFileInfo WrappedFileSystem::SameVersion(FileHandle &primary, idx_t file_size) {
-	duckdb::OpenFileInfo info(primary.path);
-	info.extended_info = duckdb::make_shared_ptr<duckdb::ExtendedOpenFileInfo>();
-	auto &options = info.extended_info->options;
-	options["file_size"] = duckdb::Value::UBIGINT(file_size);
-	options["last_modified"] = duckdb::Value::TIMESTAMP(primary.file_system.GetLastModifiedTime(primary));
-	options["etag"] = duckdb::Value(primary.file_system.GetVersionTag(primary));
-	return info;
+std::string WrappedFileSystem::VersionKey(const string &path, const ObjectVersion &version) {
+	return path + "\n" + version.etag + "\n" + std::to_string(version.last_modified.value) + "\n" +
+	       std::to_string(version.size);
 }
 
-std::string WrappedFileSystem::VersionKey(const string &path, const duckdb::Value &etag,
-                                          const duckdb::Value &last_modified, idx_t file_size) {
-	return path + "\n" + etag.ToString() + "\n" + last_modified.ToString() + "\n" + std::to_string(file_size);
-}
-
-std::shared_ptr<ObjectReadAhead> WrappedFileSystem::CreateReadAhead(const duckdb::OpenFileInfo &info, idx_t file_size,
+std::shared_ptr<ObjectReadAhead> WrappedFileSystem::CreateReadAhead(const string &path, const ObjectVersion &version,
+                                                                    duckdb::weak_ptr<duckdb::ClientContext> context,
                                                                     optional_ptr<FileOpener> opener) {
-	duckdb::FileOpenFlags flags(duckdb::FileFlags::FILE_FLAGS_READ | duckdb::FileFlags::FILE_FLAGS_PARALLEL_ACCESS);
-	std::shared_ptr<FileHandle> fetch_handle(inner->OpenFile(info, flags, opener).release());
+	std::shared_ptr<LazyHandle> fetch_handle(
+	    HandleAtVersion(path, version, PARALLEL_READ_FLAGS, std::move(context), opener).release());
 	auto fetch = [fetch_handle](const ByteRange &range, char *destination) {
-		fetch_handle->file_system.Read(*fetch_handle, destination, static_cast<int64_t>(range.length), range.offset);
+		auto &handle = fetch_handle->Get();
+		handle.file_system.Read(handle, destination, static_cast<int64_t>(range.length), range.offset);
 	};
 	auto object = std::make_shared<ObjectReadAhead>(state->io_pool, state->read_ahead_budget, *stats, state->cost_model,
-	                                                file_size, std::move(fetch));
+	                                                version.size, std::move(fetch));
 	// Files of one folder share a schema and, within a scan, the columns read.
-	object->SharePatterns(patterns, info.path.substr(0, info.path.find_last_of('/') + 1));
+	object->SharePatterns(patterns, path.substr(0, path.find_last_of('/') + 1));
 	return object;
 }
 
@@ -119,18 +206,16 @@ ReadAheadTuning WrappedFileSystem::TuningFor(const ParallelReadSettings &setting
 }
 
 void WrappedFileSystem::AttachReadAhead(WrappedFileHandle &handle, optional_ptr<FileOpener> opener) {
-	auto &primary = *handle.inner;
-	auto size = primary.file_system.GetFileSize(primary);
-	if (size <= 0) {
+	auto version = VersionOf(handle);
+	if (version.size == 0) {
 		return;
 	}
-	handle.file_size = static_cast<idx_t>(size);
-	auto info = SameVersion(primary, handle.file_size);
-	auto &options = info.extended_info->options;
-	auto key = VersionKey(primary.path, options["etag"], options["last_modified"], handle.file_size);
+	handle.file_size = version.size;
+	auto key = VersionKey(handle.path, version);
 	std::shared_ptr<ObjectReadAhead> object;
 	try {
-		object = read_aheads.Attach(key, [&]() { return CreateReadAhead(info, handle.file_size, opener); });
+		object =
+		    read_aheads.Attach(key, [&]() { return CreateReadAhead(handle.path, version, handle.client_context, opener); });
 	} catch (std::exception &) {
 		// The file opened; only read-ahead's own handle did not. It is read without read-ahead.
 		return;
@@ -146,6 +231,11 @@ static bool IsParquetPath(const string &path) {
 void WrappedFileSystem::PrefetchFooters(const std::vector<duckdb::OpenFileInfo> &files,
                                         const ParallelReadSettings &settings, optional_ptr<FileOpener> opener) {
 	ReadAheadTuning tuning = TuningFor(settings);
+	duckdb::weak_ptr<duckdb::ClientContext> context;
+	auto client_context = FileOpener::TryGetClientContext(opener);
+	if (client_context) {
+		context = client_context->shared_from_this();
+	}
 	for (auto &file : files) {
 		if (!file.extended_info || !IsParquetPath(file.path)) {
 			continue;
@@ -158,17 +248,19 @@ void WrappedFileSystem::PrefetchFooters(const std::vector<duckdb::OpenFileInfo> 
 			continue;
 		}
 		try {
-			auto file_size = size->second.GetValue<uint64_t>();
-			auto modified = duckdb::Value::TIMESTAMP(last_modified->second.GetValue<duckdb::timestamp_t>());
-			auto tail = ParquetFooter::DuckDBTailReadSize(file_size);
+			ObjectVersion version;
+			version.size = size->second.GetValue<uint64_t>();
+			version.last_modified = last_modified->second.GetValue<duckdb::timestamp_t>();
+			version.etag = etag->second.ToString();
+			auto tail = ParquetFooter::DuckDBTailReadSize(version.size);
 			if (tail == 0) {
 				continue;
 			}
 			// The same key an open of this file with the listing's metadata computes from its handle.
-			auto key = VersionKey(file.path, duckdb::Value(etag->second.ToString()), modified, file_size);
-			auto object = read_aheads.Pin(key, [&]() { return CreateReadAhead(file, file_size, opener); });
+			auto key = VersionKey(file.path, version);
+			auto object = read_aheads.Pin(key, [&]() { return CreateReadAhead(file.path, version, context, opener); });
 			if (object) {
-				object->Prefetch({ByteRange {file_size - tail, tail}}, tuning);
+				object->Prefetch({ByteRange {version.size - tail, tail}}, tuning);
 			}
 		} catch (std::exception &) {
 			// Metadata of a type we do not know, or a handle that would not open: the file is read without it.
@@ -197,7 +289,8 @@ void WrappedFileSystem::ReadForReader(WrappedFileHandle &handle, void *buffer, i
 	}
 	stats->RecordPassThrough();
 	try {
-		handle.inner->file_system.Read(*handle.inner, buffer, nr_bytes, location);
+		auto &primary = handle.Inner();
+		primary.file_system.Read(primary, buffer, nr_bytes, location);
 	} catch (...) {
 		stats->Add(Counter::ERRORS);
 		throw;
@@ -241,10 +334,9 @@ void WrappedFileSystem::Read(FileHandle &handle, void *buffer, int64_t nr_bytes,
 
 int64_t WrappedFileSystem::Read(FileHandle &handle, void *buffer, int64_t nr_bytes) {
 	auto &wrapped = Unwrap(handle);
-	auto &primary = *wrapped.inner;
 	if ((wrapped.read_ahead || wrapped.CanSplit()) && nr_bytes > 0) {
 		// A sequential read is a positional read at the current position, clamped to the end of the file.
-		idx_t position = primary.file_system.SeekPosition(primary);
+		idx_t position = wrapped.inner.SeekPosition();
 		idx_t available = position < wrapped.file_size ? wrapped.file_size - position : 0;
 		idx_t to_read = std::min<idx_t>(static_cast<idx_t>(nr_bytes), available);
 		if (to_read > 0 && (wrapped.read_ahead || wrapped.ShouldSplit(to_read, position))) {
@@ -254,13 +346,14 @@ int64_t WrappedFileSystem::Read(FileHandle &handle, void *buffer, int64_t nr_byt
 			} else {
 				ReadForReader(wrapped, buffer, static_cast<int64_t>(to_read), position);
 			}
-			primary.file_system.Seek(primary, position + to_read);
+			wrapped.inner.Seek(position + to_read);
 			return static_cast<int64_t>(to_read);
 		}
 	}
 	stats->RecordRead(static_cast<uint64_t>(std::max<int64_t>(nr_bytes, 0)));
 	stats->RecordPassThrough();
 	try {
+		auto &primary = wrapped.Inner();
 		return primary.file_system.Read(primary, buffer, nr_bytes);
 	} catch (...) {
 		stats->Add(Counter::ERRORS);
@@ -269,13 +362,13 @@ int64_t WrappedFileSystem::Read(FileHandle &handle, void *buffer, int64_t nr_byt
 }
 
 void WrappedFileSystem::Write(FileHandle &handle, void *buffer, int64_t nr_bytes, idx_t location) {
-	auto &primary = *Unwrap(handle).inner;
+	auto &primary = Unwrap(handle).Inner();
 	stats->RecordWrite(static_cast<uint64_t>(std::max<int64_t>(nr_bytes, 0)));
 	primary.file_system.Write(primary, buffer, nr_bytes, location);
 }
 
 int64_t WrappedFileSystem::Write(FileHandle &handle, void *buffer, int64_t nr_bytes) {
-	auto &primary = *Unwrap(handle).inner;
+	auto &primary = Unwrap(handle).Inner();
 	stats->RecordWrite(static_cast<uint64_t>(std::max<int64_t>(nr_bytes, 0)));
 	return primary.file_system.Write(primary, buffer, nr_bytes);
 }
@@ -283,62 +376,79 @@ int64_t WrappedFileSystem::Write(FileHandle &handle, void *buffer, int64_t nr_by
 // --- everything else passes through to the wrapped filesystem, with its own handle ---
 
 bool WrappedFileSystem::Trim(FileHandle &handle, idx_t offset_bytes, idx_t length_bytes) {
-	auto &primary = *Unwrap(handle).inner;
+	auto &primary = Unwrap(handle).Inner();
 	return primary.file_system.Trim(primary, offset_bytes, length_bytes);
 }
 
 int64_t WrappedFileSystem::GetFileSize(FileHandle &handle) {
-	auto &primary = *Unwrap(handle).inner;
+	auto &wrapped = Unwrap(handle);
+	if (wrapped.version_known) {
+		return static_cast<int64_t>(wrapped.version.size);
+	}
+	auto &primary = wrapped.Inner();
 	return primary.file_system.GetFileSize(primary);
 }
 
 duckdb::timestamp_t WrappedFileSystem::GetLastModifiedTime(FileHandle &handle) {
-	auto &primary = *Unwrap(handle).inner;
+	auto &wrapped = Unwrap(handle);
+	if (wrapped.version_known) {
+		return wrapped.version.last_modified;
+	}
+	auto &primary = wrapped.Inner();
 	return primary.file_system.GetLastModifiedTime(primary);
 }
 
 string WrappedFileSystem::GetVersionTag(FileHandle &handle) {
-	auto &primary = *Unwrap(handle).inner;
+	auto &wrapped = Unwrap(handle);
+	if (wrapped.version_known) {
+		return wrapped.version.etag;
+	}
+	auto &primary = wrapped.Inner();
 	return primary.file_system.GetVersionTag(primary);
 }
 
 duckdb::FileType WrappedFileSystem::GetFileType(FileHandle &handle) {
-	auto &primary = *Unwrap(handle).inner;
+	auto &wrapped = Unwrap(handle);
+	if (wrapped.version_known) {
+		return duckdb::FileType::FILE_TYPE_REGULAR;
+	}
+	auto &primary = wrapped.Inner();
 	return primary.file_system.GetFileType(primary);
 }
 
 duckdb::FileMetadata WrappedFileSystem::Stats(FileHandle &handle) {
-	auto &primary = *Unwrap(handle).inner;
+	auto &primary = Unwrap(handle).Inner();
 	return primary.file_system.Stats(primary);
 }
 
 void WrappedFileSystem::Truncate(FileHandle &handle, int64_t new_size) {
-	auto &primary = *Unwrap(handle).inner;
+	auto &primary = Unwrap(handle).Inner();
 	primary.file_system.Truncate(primary, new_size);
 }
 
 void WrappedFileSystem::FileSync(FileHandle &handle) {
-	auto &primary = *Unwrap(handle).inner;
+	auto &primary = Unwrap(handle).Inner();
 	primary.file_system.FileSync(primary);
 }
 
 void WrappedFileSystem::Seek(FileHandle &handle, idx_t location) {
-	auto &primary = *Unwrap(handle).inner;
-	primary.file_system.Seek(primary, location);
+	Unwrap(handle).inner.Seek(location);
 }
 
 void WrappedFileSystem::Reset(FileHandle &handle) {
-	auto &primary = *Unwrap(handle).inner;
-	primary.file_system.Reset(primary);
+	Unwrap(handle).inner.Reset();
 }
 
 idx_t WrappedFileSystem::SeekPosition(FileHandle &handle) {
-	auto &primary = *Unwrap(handle).inner;
-	return primary.file_system.SeekPosition(primary);
+	return Unwrap(handle).inner.SeekPosition();
 }
 
 bool WrappedFileSystem::OnDiskFile(FileHandle &handle) {
-	auto &primary = *Unwrap(handle).inner;
+	auto &wrapped = Unwrap(handle);
+	if (wrapped.version_known) {
+		return false;
+	}
+	auto &primary = wrapped.Inner();
 	return primary.file_system.OnDiskFile(primary);
 }
 
@@ -378,7 +488,14 @@ void WrappedFileSystem::MoveFile(const string &source, const string &target, opt
 }
 
 bool WrappedFileSystem::FileExists(const string &filename, optional_ptr<FileOpener> opener) {
-	return inner->FileExists(filename, opener);
+	switch (LookupVersion(filename, opener)) {
+	case VersionLookup::FOUND:
+		return true;
+	case VersionLookup::MISSING:
+		return false;
+	default:
+		return inner->FileExists(filename, opener);
+	}
 }
 
 bool WrappedFileSystem::IsPipe(const string &filename, optional_ptr<FileOpener> opener) {
@@ -397,7 +514,34 @@ void WrappedFileSystem::RemoveFiles(const duckdb::vector<string> &filenames, opt
 	inner->RemoveFiles(filenames, opener);
 }
 
+VersionLookup WrappedFileSystem::LookupVersion(const string &path, optional_ptr<FileOpener> opener) {
+	if (!versions_by_head || !ReadSettings(opener, *state).Effective().enabled) {
+		return VersionLookup::UNKNOWN;
+	}
+	ObjectVersion version;
+	return AzureVersions::Lookup(path, opener, *stats, version);
+}
+
+bool WrappedFileSystem::TryGlobOneFile(const string &path, optional_ptr<FileOpener> opener,
+                                       duckdb::vector<duckdb::OpenFileInfo> &files) {
+	// The azure extension answers a glob without wildcards with an open of the blob (a HEAD of its own) that this
+	// query's version lookup has made, or will make, anyway.
+	switch (LookupVersion(path, opener)) {
+	case VersionLookup::FOUND:
+		files.emplace_back(path);
+		return true;
+	case VersionLookup::MISSING:
+		return true;
+	default:
+		return false;
+	}
+}
+
 duckdb::vector<duckdb::OpenFileInfo> WrappedFileSystem::Glob(const string &path, FileOpener *opener) {
+	duckdb::vector<duckdb::OpenFileInfo> one_file;
+	if (TryGlobOneFile(path, opener, one_file)) {
+		return one_file;
+	}
 	auto files = inner->Glob(path, opener);
 	RememberListing(std::vector<duckdb::OpenFileInfo>(files.begin(), files.end()), opener);
 	return files;
@@ -406,6 +550,10 @@ duckdb::vector<duckdb::OpenFileInfo> WrappedFileSystem::Glob(const string &path,
 unique_ptr<duckdb::MultiFileList> WrappedFileSystem::GlobFilesExtended(const string &path,
                                                                        const duckdb::FileGlobInput &input,
                                                                        optional_ptr<FileOpener> opener) {
+	duckdb::vector<duckdb::OpenFileInfo> one_file;
+	if (TryGlobOneFile(path, opener, one_file)) {
+		return duckdb::make_uniq<duckdb::SimpleMultiFileList>(std::move(one_file));
+	}
 	auto list = inner->Glob(path, input, opener);
 	if (list && ReadSettings(opener, *state).Effective().ReadAheadActive()) {
 		// Expands a lazy listing up to MAX_FILES now: DuckDB opens the files in this order right after.

@@ -17,9 +17,11 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from rig.azurite import ACCOUNT_KEY, AzuriteRig, azure_connect, azurite_installed, require_azurite  # noqa: E402
+from rig.azurite import ACCOUNT, ACCOUNT_KEY, AzuriteRig, azure_connect, azurite_installed, require_azurite  # noqa: E402
 
 AZURE_FS = "AzureBlobStorageFileSystem"
+# x-ms-version of httpfs2's own version lookups (src/adapter/azure_versions.cpp)
+STORAGE_API_VERSION = "2021-08-06"
 BIG_SIZE = 24 * 1024 * 1024 + 12345  # larger than min_bytes and than fanout x chunk of the small configuration
 PARALLEL = {"httpfs2_parallel_read_enabled": True}
 # Many small pieces per read: splits at unaligned offsets and pieces that end at the end of the blob.
@@ -250,6 +252,122 @@ def test_warm_reread_of_an_aged_blob_after_overwrite(azurite):
         assert con.execute("SELECT sha256(content) FROM read_blob(?)", [url]).fetchone()[0] == sha256(new)
     finally:
         con.close()
+
+
+# --- warm re-reads: httpfs2 gives az:// blobs their ETag, so DuckDB's cache validates them as on s3:// ---
+
+WARM_ROWS = 200_000
+WARM_QUERY = "SELECT count(*), sum(i), max(s), sum(hash(s)) FROM {scan}"
+WARM_SOURCE = f"(SELECT i, md5(i::VARCHAR) AS s FROM range({WARM_ROWS}) t(i))"
+
+
+def _counter_delta(con, run, names=("reads", "inner_opens", "version_requests")) -> dict:
+    before = az_stats(con)
+    run()
+    after = az_stats(con)
+    return {name: after[name] - before[name] for name in names}
+
+
+@pytest.mark.parametrize("httpfs", [False, True], ids=["builtin-http-client", "httpfs-http-client"])
+def test_warm_reread_of_a_fresh_blob_is_served_from_duckdbs_cache(azurite, httpfs):
+    """The seed's warm re-read: a parquet file written a moment ago, read twice in one connection with DuckDB's
+    defaults. Without an ETag DuckDB distrusts a Last-Modified under 10 s old and reads everything again; with the
+    one httpfs2 looks up, the second query reads nothing and makes one request (the lookup) instead of three
+    HEADs. With and without httpfs loaded (DuckDB's built-in HTTP client or httpfs's)."""
+    con = azure_connect(azurite, httpfs=httpfs)
+    try:
+        apply(con, PARALLEL)
+        url = azurite.url(f"warm/fresh-{int(httpfs)}.parquet")
+        con.execute(f"COPY {WARM_SOURCE} TO '{url}'")
+        want = con.execute(WARM_QUERY.format(scan=WARM_SOURCE)).fetchone()
+        query = WARM_QUERY.format(scan=f"read_parquet('{url}')")
+        assert con.execute(query).fetchone() == want, "cold read"
+        delta = _counter_delta(con, lambda: con.execute(query).fetchone())
+        assert delta == {"reads": 0, "inner_opens": 0, "version_requests": 1}, delta
+        assert con.execute(query).fetchone() == want, "warm read"
+        # The blob is still only seconds old: it was its ETag, not its age, that let DuckDB trust the cache.
+        age = time.time() - azurite.blob_properties(f"warm/fresh-{int(httpfs)}.parquet").last_modified.timestamp()
+        assert age < 10, f"the blob was {age:.1f} s old: the test ran too slowly to show anything"
+    finally:
+        con.close()
+
+
+def test_warm_reread_with_a_sas_token(azurite, big_blob):
+    """A connection string with a SAS token instead of the account key: the lookup is authorized by the token, the
+    warm read is served from the cache, an overwrite is seen, and the token appears in no message or stats."""
+    from datetime import datetime, timedelta, timezone
+
+    from azure.storage.blob import AccountSasPermissions, ResourceTypes, generate_account_sas
+
+    sas = generate_account_sas(
+        account_name=ACCOUNT,
+        account_key=ACCOUNT_KEY,
+        resource_types=ResourceTypes(service=True, container=True, object=True),
+        permission=AccountSasPermissions(read=True, list=True),
+        expiry=datetime.now(timezone.utc) + timedelta(hours=1),
+    )
+    con = azure_connect(azurite)
+    try:
+        con.execute(
+            f"CREATE SECRET sas (TYPE azure, CONNECTION_STRING "
+            f"'BlobEndpoint=http://{azurite.proxy_endpoint}/{ACCOUNT};SharedAccessSignature={sas}')"
+        )
+        apply(con, PARALLEL)
+        key, data = "sas/blob.bin", random.Random(21).randbytes(3 << 20)
+        azurite.put_blob(key, data)
+        query = f"SELECT sha256(content) FROM read_blob('{azurite.url(key)}')"
+        assert con.execute(query).fetchone()[0] == sha256(data)
+        delta = _counter_delta(con, lambda: con.execute(query).fetchone())
+        assert delta == {"reads": 0, "inner_opens": 0, "version_requests": 1}, delta
+        replacement = random.Random(22).randbytes(3 << 20)
+        azurite.put_blob(key, replacement)
+        assert con.execute(query).fetchone()[0] == sha256(replacement), "stale bytes after an overwrite"
+        text = str(con.execute("SELECT * FROM httpfs2_stats()").fetchall())
+        text += _error_of(con, f"SELECT * FROM read_parquet('{azurite.url('sas/missing.parquet')}')")[1]
+        assert sas.split("sig=")[1].split("&")[0] not in text
+    finally:
+        con.close()
+
+
+def test_version_lookup_never_reaches_the_http_log(azurite, big_blob):
+    """DuckDB's HTTP log records URLs and headers; httpfs2's signed request (its Authorization header) must not
+    appear there."""
+    key, data = big_blob
+    con = azure_connect(azurite, httpfs=True)
+    try:
+        apply(con, PARALLEL)
+        con.execute("CALL enable_logging('HTTP')")
+        assert con.execute(f"SELECT sha256(content) FROM read_blob('{azurite.url(key)}')").fetchone()[0] == sha256(
+            data
+        )
+        assert az_stats(con)["version_requests"] >= 1
+        logs = con.execute("SELECT string_agg(message, ' ') FROM duckdb_logs WHERE type = 'HTTP'").fetchone()[0] or ""
+        assert key in logs, "the azure extension's own requests are logged: the log is live"
+        # httpfs2's request is told apart by the service version it asks for.
+        for fragment in (STORAGE_API_VERSION, "SharedKey", ACCOUNT_KEY[:16]):
+            assert fragment not in logs
+    finally:
+        con.close()
+
+
+def test_secrets_httpfs2_cannot_sign_for_fall_back_to_the_azure_extension(azurite, big_blob):
+    """A wrong account key: the lookup is refused (403), so httpfs2 leaves the open to the azure extension, whose
+    error the user sees, exactly as without httpfs2."""
+    key, _ = big_blob
+    wrong = azurite.connection_string().replace(ACCOUNT_KEY, "A" * 86 + "==")
+    errors = []
+    for with_httpfs2 in (True, False):
+        con = azure_connect(azurite, httpfs2=with_httpfs2)
+        try:
+            con.execute("DROP SECRET azrig")
+            con.execute(f"CREATE SECRET wrong (TYPE azure, CONNECTION_STRING '{wrong}')")
+            if with_httpfs2:
+                apply(con, PARALLEL)
+            errors.append(_error_of(con, f"SELECT * FROM read_blob('{azurite.url(key)}')"))
+        finally:
+            con.close()
+    assert errors[0][0] == errors[1][0]
+    assert errors[0][1] == errors[1][1]
 
 
 # --- errors ---

@@ -9,14 +9,41 @@
 
 #pragma once
 
+#include "adapter/azure_versions.hpp"
 #include "core/read_ahead_registry.hpp"
 #include "core/read_settings.hpp"
 #include "duckdb/common/file_system.hpp"
 #include "duckdb/main/client_context.hpp"
 
+#include <functional>
 #include <mutex>
 
 namespace httpfs2 {
+
+//! A handle of the wrapped filesystem, opened when first needed: on Azure every open costs a HEAD, and a query
+//! whose bytes come from DuckDB's cache or from read-ahead may need none. Safe to use from several threads.
+class LazyHandle {
+public:
+	using Opener = std::function<duckdb::unique_ptr<duckdb::FileHandle>()>;
+	explicit LazyHandle(duckdb::unique_ptr<duckdb::FileHandle> opened);
+	explicit LazyHandle(Opener open);
+
+	//! The handle, opened on first use; a failed open throws its error and is tried again at the next use.
+	duckdb::FileHandle &Get();
+	bool IsOpen();
+	void Close();
+	//! Seeks the handle, or remembers the position for when it opens: a seek alone never opens it.
+	void Seek(duckdb::idx_t location);
+	duckdb::idx_t SeekPosition();
+	void Reset();
+
+private:
+	std::mutex lock;
+	Opener open;
+	duckdb::unique_ptr<duckdb::FileHandle> handle;
+	//! Where the handle is to start once opened.
+	duckdb::idx_t position = 0;
+};
 
 //! Inner handles opened with FILE_FLAGS_PARALLEL_ACCESS, on which httpfs reads without its shared read buffer,
 //! so concurrent positional reads are safe. A lease takes the least busy one.
@@ -36,16 +63,15 @@ public:
 		size_t index;
 	};
 
-	//! Sub-reads run on `owned` handles, or on `borrowed` (an inner handle already opened for parallel access).
-	SubReadHandles(duckdb::vector<duckdb::unique_ptr<duckdb::FileHandle>> owned,
-	               duckdb::optional_ptr<duckdb::FileHandle> borrowed);
+	//! Sub-reads run on `owned` handles, or on `borrowed` (an inner handle opened for parallel access).
+	SubReadHandles(duckdb::vector<duckdb::unique_ptr<LazyHandle>> owned, duckdb::optional_ptr<LazyHandle> borrowed);
 
 	void Close();
 
 private:
 	std::mutex lock;
-	duckdb::vector<duckdb::unique_ptr<duckdb::FileHandle>> owned;
-	duckdb::vector<duckdb::FileHandle *> handles;
+	duckdb::vector<duckdb::unique_ptr<LazyHandle>> owned;
+	duckdb::vector<LazyHandle *> handles;
 	duckdb::vector<size_t> busy;
 };
 
@@ -68,8 +94,12 @@ public:
 
 class WrappedFileHandle : public duckdb::FileHandle {
 public:
+	//! A handle over `inner`, opened already.
 	WrappedFileHandle(duckdb::FileSystem &wrapper, duckdb::unique_ptr<duckdb::FileHandle> inner,
 	                  const ParallelReadSettings &settings);
+	//! A handle over an object whose version httpfs2 knows; the wrapped filesystem's handle opens on first need.
+	WrappedFileHandle(duckdb::FileSystem &wrapper, const std::string &path, duckdb::FileOpenFlags flags,
+	                  LazyHandle::Opener open_inner, const ObjectVersion &version, const ParallelReadSettings &settings);
 	~WrappedFileHandle() override;
 
 	void Close() override;
@@ -82,13 +112,20 @@ public:
 		return sub_read_handles != nullptr;
 	}
 
-	//! The wrapped filesystem's handle; its file_system is the wrapped filesystem.
-	duckdb::unique_ptr<duckdb::FileHandle> inner;
+	//! The wrapped filesystem's handle (its file_system is the wrapped filesystem), opened on first use.
+	duckdb::FileHandle &Inner() {
+		return inner.Get();
+	}
+
+	LazyHandle inner;
+	//! Set when the version (size, modification time, ETag) came from httpfs2's own request, not from `inner`.
+	bool version_known = false;
+	ObjectVersion version;
 	//! Settings in force when the file was opened, preset applied.
 	const ParallelReadSettings settings;
 	//! Set when the file was opened for reading with parallel reads on and is large enough to split.
 	duckdb::unique_ptr<SubReadHandles> sub_read_handles;
-	//! File size at open; only meaningful when sub_read_handles is set.
+	//! File size at open; only meaningful when sub_read_handles or read_ahead is set.
 	duckdb::idx_t file_size = 0;
 	//! The connection that opened the file: a split read stops starting pieces once its query is interrupted.
 	duckdb::weak_ptr<duckdb::ClientContext> client_context;

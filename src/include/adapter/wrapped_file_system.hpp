@@ -84,17 +84,40 @@ protected:
 
 private:
 	static WrappedFileHandle &Unwrap(duckdb::FileHandle &handle);
-	//! An open of the primary's object that makes no request: size, modification time and ETag handed over (httpfs
-	//! still checks every response against the ETag).
-	static duckdb::OpenFileInfo SameVersion(duckdb::FileHandle &primary, duckdb::idx_t file_size);
-	//! Opens the handles sub-reads run on, or leaves the handle unable to split when the file is too small.
+	//! A handle at the version httpfs2 looked up itself (az:// blobs), whose inner handle opens when first needed;
+	//! nullptr when the version is not known.
+	duckdb::unique_ptr<WrappedFileHandle> OpenKnownVersion(const std::string &path, duckdb::FileOpenFlags flags,
+	                                                       duckdb::optional_ptr<duckdb::FileOpener> opener,
+	                                                       const ParallelReadSettings &settings);
+	//! An open that makes no request on httpfs: size, modification time and ETag handed over (httpfs still checks
+	//! every response against the ETag).
+	static duckdb::OpenFileInfo OpenInfo(const std::string &path, const ObjectVersion &version);
+	static ObjectVersion VersionOf(WrappedFileHandle &handle);
+	//! Opens `info` and fails when the wrapped filesystem sees another size or modification time than `expected`.
+	duckdb::unique_ptr<duckdb::FileHandle> OpenAtVersion(const duckdb::OpenFileInfo &info, duckdb::FileOpenFlags flags,
+	                                                     duckdb::optional_ptr<duckdb::FileOpener> opener,
+	                                                     const ObjectVersion &expected);
+	//! OpenAtVersion later, with the file opener of `context`'s connection.
+	LazyHandle::Opener DeferredOpen(duckdb::OpenFileInfo info, duckdb::FileOpenFlags flags,
+	                                duckdb::weak_ptr<duckdb::ClientContext> context, ObjectVersion expected);
+	//! A handle on `version` of `path` that opens on first use (at once when there is no connection to open with).
+	duckdb::unique_ptr<LazyHandle> HandleAtVersion(const std::string &path, const ObjectVersion &version,
+	                                               duckdb::FileOpenFlags flags,
+	                                               duckdb::weak_ptr<duckdb::ClientContext> context,
+	                                               duckdb::optional_ptr<duckdb::FileOpener> opener);
+	//! Prepares the handles sub-reads run on, or leaves the handle unable to split when the file is too small.
 	void PrepareSubReads(WrappedFileHandle &handle, duckdb::optional_ptr<duckdb::FileOpener> opener);
 	//! Read-ahead is shared by handles on the same object version only.
-	static std::string VersionKey(const std::string &path, const duckdb::Value &etag,
-	                              const duckdb::Value &last_modified, duckdb::idx_t file_size);
-	//! An object fetching `info`'s bytes on a handle of its own (opened from `info`, so with the same version).
-	std::shared_ptr<ObjectReadAhead> CreateReadAhead(const duckdb::OpenFileInfo &info, duckdb::idx_t file_size,
+	static std::string VersionKey(const std::string &path, const ObjectVersion &version);
+	//! An object fetching `version` of `path` on a handle of its own.
+	std::shared_ptr<ObjectReadAhead> CreateReadAhead(const std::string &path, const ObjectVersion &version,
+	                                                 duckdb::weak_ptr<duckdb::ClientContext> context,
 	                                                 duckdb::optional_ptr<duckdb::FileOpener> opener);
+	//! The version of `path` from httpfs2's own request, where it makes one (az:// with parallel reads on).
+	VersionLookup LookupVersion(const std::string &path, duckdb::optional_ptr<duckdb::FileOpener> opener);
+	//! Answers a glob without wildcards from the version lookup; false when the wrapped filesystem must.
+	bool TryGlobOneFile(const std::string &path, duckdb::optional_ptr<duckdb::FileOpener> opener,
+	                    duckdb::vector<duckdb::OpenFileInfo> &files);
 	//! Joins (or starts) the read-ahead of the object version the handle reads.
 	void AttachReadAhead(WrappedFileHandle &handle, duckdb::optional_ptr<duckdb::FileOpener> opener);
 	//! Remembers a listing and fetches the footers of its first files.
@@ -114,6 +137,8 @@ private:
 	std::shared_ptr<ReadStats> stats;
 	ParallelReader reader;
 	ListingMemory listings;
+	//! Whether httpfs2 learns object versions with a request of its own (the azure extension reports no ETag).
+	const bool versions_by_head;
 	//! Column patterns per dataset (folder), shared by the read-ahead of its files.
 	std::shared_ptr<PatternMemory> patterns = std::make_shared<PatternMemory>();
 	//! Declared last, so it is destroyed first: closing its objects waits for their fetches while `inner` lives.

@@ -52,6 +52,10 @@ enum class Counter : size_t {
 	READS_SERVED_WHOLE,
 	READS_SERVED_PARTLY,
 	READS_WAITED,
+	//! Requests httpfs2 signed itself to learn an az:// blob's ETag (one per blob per query).
+	VERSION_REQUESTS,
+	//! Handles of the wrapped filesystem opened (on Azure each costs a HEAD); opened only when first needed.
+	INNER_OPENS,
 	COUNT
 };
 
@@ -88,6 +92,8 @@ constexpr CounterSpec COUNTER_SPECS[] = {
     {Counter::READS_SERVED_WHOLE, "reads_served_whole"},
     {Counter::READS_SERVED_PARTLY, "reads_served_partly"},
     {Counter::READS_WAITED, "reads_waited"},
+    {Counter::VERSION_REQUESTS, "version_requests"},
+    {Counter::INNER_OPENS, "inner_opens"},
 };
 static_assert(sizeof(COUNTER_SPECS) / sizeof(COUNTER_SPECS[0]) == COUNTER_COUNT, "every counter needs a column");
 
