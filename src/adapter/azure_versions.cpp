@@ -79,8 +79,7 @@ static string ConnectionStringFor(const string &path, optional_ptr<FileOpener> o
 		}
 	}
 	duckdb::Value setting;
-	if (FileOpener::TryGetCurrentSetting(opener, "azure_storage_connection_string", setting) &&
-	    !setting.IsNull()) {
+	if (FileOpener::TryGetCurrentSetting(opener, "azure_storage_connection_string", setting) && !setting.IsNull()) {
 		return setting.ToString();
 	}
 	return string();
@@ -98,9 +97,8 @@ static string SharedKeyAuthorization(const AzureConnection &connection, const st
 //! A Get Blob of the first byte, signed with the account key or authorized by the SAS token: it answers with the
 //! blob's ETag, Last-Modified and size like a HEAD does, and DuckDB's built-in HTTP client (used when httpfs is not
 //! loaded) makes GET requests only.
-static duckdb::unique_ptr<duckdb::HTTPResponse> ProbeBlob(const AzureConnection &connection,
-                                                          const AzureBlobPath &blob, const string &path,
-                                                          optional_ptr<FileOpener> opener) {
+static duckdb::unique_ptr<duckdb::HTTPResponse> ProbeBlob(const AzureConnection &connection, const AzureBlobPath &blob,
+                                                          const string &path, optional_ptr<FileOpener> opener) {
 	auto context = FileOpener::TryGetClientContext(opener);
 	if (!context) {
 		return nullptr;

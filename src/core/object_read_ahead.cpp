@@ -422,22 +422,37 @@ void ObjectReadAhead::Close() {
 	Fetcher released;
 	{
 		std::unique_lock<std::mutex> guard(lock);
-		if (closed) {
-			return;
-		}
-		closed = true;
-		for (auto position = segments.begin(); position != segments.end();) {
-			position = DropLocked(position, false);
-		}
+		CloseLocked();
 		fetch_done.wait(guard, [&] { return fetching == 0; });
 		released = std::move(fetcher);
 		fetcher = nullptr;
 	}
 }
 
+bool ObjectReadAhead::Abandon() {
+	std::lock_guard<std::mutex> guard(lock);
+	CloseLocked();
+	return fetching > 0;
+}
+
+void ObjectReadAhead::CloseLocked() {
+	if (closed) {
+		return;
+	}
+	closed = true;
+	for (auto position = segments.begin(); position != segments.end();) {
+		position = DropLocked(position, false);
+	}
+}
+
 bool ObjectReadAhead::IsClosed() const {
 	std::lock_guard<std::mutex> guard(lock);
 	return closed;
+}
+
+bool ObjectReadAhead::IsFetching() const {
+	std::lock_guard<std::mutex> guard(lock);
+	return fetching > 0;
 }
 
 uint64_t ObjectReadAhead::HeldBytes() const {

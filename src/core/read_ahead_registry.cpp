@@ -1,5 +1,6 @@
 #include "core/read_ahead_registry.hpp"
 
+#include <algorithm>
 #include <vector>
 
 namespace httpfs2 {
@@ -15,6 +16,8 @@ ReadAheadRegistry::~ReadAheadRegistry() {
 			open.push_back(entry.second.object);
 		}
 		objects.clear();
+		open.insert(open.end(), draining.begin(), draining.end());
+		draining.clear();
 	}
 	for (auto &object : open) {
 		object->Close();
@@ -66,7 +69,7 @@ ReadAheadRegistry::Pin(const std::string &key, const std::function<std::shared_p
 		pinned.push_back(key);
 	}
 	if (evicted) {
-		evicted->Close();
+		Retire(std::move(evicted));
 	}
 	return object;
 }
@@ -87,8 +90,18 @@ void ReadAheadRegistry::Detach(const std::string &key) {
 		closing = std::move(entry->second.object);
 		objects.erase(entry);
 	}
-	// Outside the lock: Close waits for fetches in flight, and other files must not wait with it.
-	closing->Close();
+	Retire(std::move(closing));
+}
+
+void ReadAheadRegistry::Retire(std::shared_ptr<ObjectReadAhead> object) {
+	bool fetching = object->Abandon();
+	std::lock_guard<std::mutex> guard(lock);
+	draining.erase(std::remove_if(draining.begin(), draining.end(),
+	                              [](const std::shared_ptr<ObjectReadAhead> &done) { return !done->IsFetching(); }),
+	               draining.end());
+	if (fetching) {
+		draining.push_back(std::move(object));
+	}
 }
 
 void ReadAheadRegistry::RememberLayout(const std::string &key, std::shared_ptr<const ParquetLayout> layout) {

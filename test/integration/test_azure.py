@@ -17,6 +17,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from datetime import UTC
+
 from rig.azurite import ACCOUNT, ACCOUNT_KEY, AzuriteRig, azure_connect, azurite_installed, require_azurite  # noqa: E402
 
 AZURE_FS = "AzureBlobStorageFileSystem"
@@ -295,7 +297,7 @@ def test_warm_reread_of_a_fresh_blob_is_served_from_duckdbs_cache(azurite, httpf
 def test_warm_reread_with_a_sas_token(azurite, big_blob):
     """A connection string with a SAS token instead of the account key: the lookup is authorized by the token, the
     warm read is served from the cache, an overwrite is seen, and the token appears in no message or stats."""
-    from datetime import datetime, timedelta, timezone
+    from datetime import datetime, timedelta
 
     from azure.storage.blob import AccountSasPermissions, ResourceTypes, generate_account_sas
 
@@ -304,7 +306,7 @@ def test_warm_reread_with_a_sas_token(azurite, big_blob):
         account_key=ACCOUNT_KEY,
         resource_types=ResourceTypes(service=True, container=True, object=True),
         permission=AccountSasPermissions(read=True, list=True),
-        expiry=datetime.now(timezone.utc) + timedelta(hours=1),
+        expiry=datetime.now(UTC) + timedelta(hours=1),
     )
     con = azure_connect(azurite)
     try:
@@ -337,9 +339,7 @@ def test_version_lookup_never_reaches_the_http_log(azurite, big_blob):
     try:
         apply(con, PARALLEL)
         con.execute("CALL enable_logging('HTTP')")
-        assert con.execute(f"SELECT sha256(content) FROM read_blob('{azurite.url(key)}')").fetchone()[0] == sha256(
-            data
-        )
+        assert con.execute(f"SELECT sha256(content) FROM read_blob('{azurite.url(key)}')").fetchone()[0] == sha256(data)
         assert az_stats(con)["version_requests"] >= 1
         logs = con.execute("SELECT string_agg(message, ' ') FROM duckdb_logs WHERE type = 'HTTP'").fetchone()[0] or ""
         assert key in logs, "the azure extension's own requests are logged: the log is live"

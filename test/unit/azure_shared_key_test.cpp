@@ -28,9 +28,8 @@ TEST(AzureConnection, BuildsTheEndpointFromAccountAndSuffix) {
 
 TEST(AzureConnection, AcceptsASasTokenWithAnEndpoint) {
 	AzureConnection connection;
-	ASSERT_TRUE(
-	    AzureConnection::Parse("BlobEndpoint=https://acct.blob.core.windows.net;SharedAccessSignature=?sv=1&sig=x%3D",
-	                           connection));
+	ASSERT_TRUE(AzureConnection::Parse(
+	    "BlobEndpoint=https://acct.blob.core.windows.net;SharedAccessSignature=?sv=1&sig=x%3D", connection));
 	EXPECT_EQ(connection.shared_access_signature, "sv=1&sig=x%3D");
 	EXPECT_EQ(connection.account_key, "");
 }

@@ -559,6 +559,40 @@ TEST(ReadAheadRegistry, HandlesOfOneVersionShareAnObjectAndTheLastClosesIt) {
 	EXPECT_EQ(registry.KnownLayout("s3://b/k\netag2"), nullptr);
 }
 
+TEST(ReadAheadRegistry, LastDetachDoesNotWaitForFetchesInFlight) {
+	// A query that stops reading (LIMIT, a selective filter, an interrupt) closes its files at once; the fetches
+	// it started finish on their own, holding their buffers and budget until then, and the registry's end waits.
+	MemoryBudget budget(64 * MiB);
+	IoPool pool(2);
+	ReadStats stats;
+	CostModel model;
+	SimulatedStore store(8 * MiB, std::chrono::milliseconds(300), 1e9);
+	std::shared_ptr<ObjectReadAhead> object;
+	{
+		ReadAheadRegistry registry;
+		object = registry.Attach("s3://b/slow\netag", [&] {
+			return std::make_shared<ObjectReadAhead>(pool, budget, stats, model, 8 * MiB, store.Fetcher());
+		});
+		object->Prefetch({ByteRange {0, 1 * MiB}}, Tuning(8 * MiB));
+		for (int i = 0; i < 200 && !object->IsFetching(); i++) {
+			std::this_thread::sleep_for(std::chrono::milliseconds(1));
+		}
+		ASSERT_TRUE(object->IsFetching());
+		auto start = std::chrono::steady_clock::now();
+		registry.Detach("s3://b/slow\netag");
+		EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(200));
+		EXPECT_TRUE(object->IsClosed());
+		EXPECT_EQ(object->HeldBytes(), 0u);
+		EXPECT_GT(budget.InUse(), 0u) << "the fetch in flight keeps its charge until it ends";
+	}
+	// The registry's destruction waited for the fetch: nothing is in flight and nothing is charged.
+	EXPECT_FALSE(object->IsFetching());
+	EXPECT_EQ(budget.InUse(), 0u);
+	auto snapshot = stats.Snapshot();
+	EXPECT_GT(snapshot.Get(Counter::READ_AHEAD_BYTES), 0u);
+	EXPECT_EQ(snapshot.Get(Counter::READ_AHEAD_BYTES_WASTED), snapshot.Get(Counter::READ_AHEAD_BYTES));
+}
+
 TEST(ReadAheadTuner, ColdAndMeasured) {
 	ParallelReadSettings settings;
 	CostModelSnapshot cold;

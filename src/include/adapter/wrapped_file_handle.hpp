@@ -99,7 +99,8 @@ public:
 	                  const ParallelReadSettings &settings);
 	//! A handle over an object whose version httpfs2 knows; the wrapped filesystem's handle opens on first need.
 	WrappedFileHandle(duckdb::FileSystem &wrapper, const std::string &path, duckdb::FileOpenFlags flags,
-	                  LazyHandle::Opener open_inner, const ObjectVersion &version, const ParallelReadSettings &settings);
+	                  LazyHandle::Opener open_inner, const ObjectVersion &version,
+	                  const ParallelReadSettings &settings);
 	~WrappedFileHandle() override;
 
 	void Close() override;

@@ -83,6 +83,9 @@ protected:
 	bool SupportsGlobExtended() const override;
 
 private:
+	//! Flags of the handles sub-reads and read-ahead run on: positional reads from several threads at once.
+	static const duckdb::FileOpenFlags PARALLEL_READ_FLAGS;
+
 	static WrappedFileHandle &Unwrap(duckdb::FileHandle &handle);
 	//! A handle at the version httpfs2 looked up itself (az:// blobs), whose inner handle opens when first needed;
 	//! nullptr when the version is not known.

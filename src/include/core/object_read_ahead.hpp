@@ -98,7 +98,11 @@ public:
 	//! Drops all read-ahead and frees it; queued fetches never start. Waits for fetches in flight (they write only
 	//! into their own buffers), then releases the fetcher. Later calls do nothing.
 	void Close();
+	//! Close without the wait: fetches in flight finish on their own (each holds the object, its buffer and its
+	//! budget charge until then) and their bytes are dropped. True while any is still in flight.
+	bool Abandon();
 	bool IsClosed() const;
+	bool IsFetching() const;
 	//! Bytes held in segments (queued, in flight or arrived).
 	uint64_t HeldBytes() const;
 
@@ -114,6 +118,8 @@ private:
 	void ConsumeLocked(const std::shared_ptr<Segment> &segment, uint64_t bytes);
 	//! Removes a segment from the map; what no reader got of its fetched bytes is counted as wasted.
 	SegmentMap::iterator DropLocked(SegmentMap::iterator position, bool evicted);
+	//! Marks the object closed and drops its segments.
+	void CloseLocked();
 	//! Parses the footer in `data` (the bytes of `range`) when `range` holds one; true when it installed a layout.
 	//! `ahead` says the bytes were fetched ahead of any reader, so the first row group is fetched too.
 	bool LearnFooter(const ByteRange &range, const char *data, bool ahead);

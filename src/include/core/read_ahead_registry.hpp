@@ -19,6 +19,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 namespace httpfs2 {
 
@@ -49,6 +50,9 @@ public:
 	size_t OpenObjects();
 
 private:
+	//! Closes an object no handle uses any more, without waiting for its fetches in flight.
+	void Retire(std::shared_ptr<ObjectReadAhead> object);
+
 	struct Entry {
 		std::shared_ptr<ObjectReadAhead> object;
 		size_t handles = 0;
@@ -58,6 +62,9 @@ private:
 
 	std::mutex lock;
 	std::unordered_map<std::string, Entry> objects;
+	//! Closed objects whose last fetches are still in flight: a closing handle does not wait for them (a query
+	//! that stops reading must not pay for what it will never use), the registry's destruction does.
+	std::vector<std::shared_ptr<ObjectReadAhead>> draining;
 	//! Keys of pinned entries, oldest first (may name entries a handle attached to since).
 	std::list<std::string> pinned;
 	LayoutList layouts;
