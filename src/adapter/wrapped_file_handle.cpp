@@ -7,11 +7,14 @@ namespace httpfs2 {
 using duckdb::FileHandle;
 using duckdb::idx_t;
 
-LazyHandle::LazyHandle(duckdb::unique_ptr<FileHandle> opened) : handle(std::move(opened)) {
+LazyHandle::LazyHandle(duckdb::unique_ptr<FileHandle> opened) : handle(opened.release()) {
 	D_ASSERT(handle);
 }
 
-LazyHandle::LazyHandle(Opener open_p) : open(std::move(open_p)) {
+LazyHandle::LazyHandle(Opener open_p) : open([open_p]() { return std::shared_ptr<FileHandle>(open_p().release()); }) {
+}
+
+LazyHandle::LazyHandle(SharedOpener open_shared) : open(std::move(open_shared)), owned(false) {
 }
 
 FileHandle &LazyHandle::Get() {
@@ -56,7 +59,7 @@ bool LazyHandle::IsOpen() {
 
 void LazyHandle::Close() {
 	std::lock_guard<std::mutex> guard(lock);
-	if (handle) {
+	if (handle && owned) {
 		handle->Close();
 	}
 }

@@ -53,7 +53,13 @@ unique_ptr<FileHandle> WrappedFileSystem::OpenFileExtended(const duckdb::OpenFil
 		}
 		PrepareSubReads(*handle, opener);
 		if (settings.ReadAheadActive()) {
-			AttachReadAhead(*handle, opener);
+			if (handle->version_known) {
+				// Attached at the first read: a query served by DuckDB's cache makes no request for it.
+				handle->read_ahead_deferred = true;
+				handle->file_size = handle->version.size;
+			} else {
+				AttachReadAhead(*handle, opener);
+			}
 			PrefetchFooters(listings.After(file.path), settings, opener);
 		}
 	}
@@ -160,8 +166,15 @@ void WrappedFileSystem::PrepareSubReads(WrappedFileHandle &handle, optional_ptr<
 		    duckdb::make_uniq<SubReadHandles>(duckdb::vector<unique_ptr<LazyHandle>>(), &handle.inner);
 		return;
 	}
-	idx_t count = handle.settings.dedicated_handles ? handle.settings.max_fanout : 1;
 	duckdb::vector<unique_ptr<LazyHandle>> owned;
+	if (handle.version_known) {
+		// The version's shared handle reads in parallel already; opening more would each cost a HEAD on Azure.
+		owned.push_back(duckdb::make_uniq<LazyHandle>(
+		    LazyHandle::SharedOpener([this, &handle]() { return SharedHandleFor(handle); })));
+		handle.sub_read_handles = duckdb::make_uniq<SubReadHandles>(std::move(owned), nullptr);
+		return;
+	}
+	idx_t count = handle.settings.dedicated_handles ? handle.settings.max_fanout : 1;
 	for (idx_t i = 0; i < count; i++) {
 		owned.push_back(HandleAtVersion(handle.path, version, PARALLEL_READ_FLAGS, handle.client_context, opener));
 	}

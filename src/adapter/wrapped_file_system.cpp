@@ -4,6 +4,7 @@
 #include "duckdb/common/string_util.hpp"
 #include "duckdb/common/file_opener.hpp"
 #include "duckdb/common/multi_file/multi_file_list.hpp"
+#include "duckdb/main/client_data.hpp"
 
 namespace httpfs2 {
 
@@ -30,14 +31,30 @@ std::string WrappedFileSystem::VersionKey(const string &path, const ObjectVersio
 	       std::to_string(version.size);
 }
 
+std::shared_ptr<FileHandle> WrappedFileSystem::OpenFetchHandle(const string &path, const ObjectVersion &version,
+                                                               optional_ptr<FileOpener> opener) {
+	auto open = [&]() {
+		return OpenAtVersion(OpenInfo(path, version), PARALLEL_READ_FLAGS, opener, version);
+	};
+	auto context = FileOpener::TryGetClientContext(opener);
+	if (!versions_by_head || !context) {
+		return std::shared_ptr<FileHandle>(open().release());
+	}
+	// Kept per connection: a handle carries the credentials of the connection that opened it.
+	auto key = VersionKey(path, version) + "\n" + std::to_string(context->GetConnectionId());
+	return version_handles.Get(key, open);
+}
+
+std::shared_ptr<FileHandle> WrappedFileSystem::SharedHandleFor(WrappedFileHandle &handle) {
+	auto context = handle.client_context.lock();
+	optional_ptr<FileOpener> opener = context ? duckdb::ClientData::Get(*context).file_opener.get() : nullptr;
+	return OpenFetchHandle(handle.path, handle.version, opener);
+}
+
 std::shared_ptr<ObjectReadAhead> WrappedFileSystem::CreateReadAhead(const string &path, const ObjectVersion &version,
-                                                                    duckdb::weak_ptr<duckdb::ClientContext> context,
-                                                                    optional_ptr<FileOpener> opener) {
-	std::shared_ptr<LazyHandle> fetch_handle(
-	    HandleAtVersion(path, version, PARALLEL_READ_FLAGS, std::move(context), opener).release());
+                                                                    std::shared_ptr<FileHandle> fetch_handle) {
 	auto fetch = [fetch_handle](const ByteRange &range, char *destination) {
-		auto &handle = fetch_handle->Get();
-		handle.file_system.Read(handle, destination, static_cast<int64_t>(range.length), range.offset);
+		fetch_handle->file_system.Read(*fetch_handle, destination, static_cast<int64_t>(range.length), range.offset);
 	};
 	auto object = std::make_shared<ObjectReadAhead>(state->io_pool, state->read_ahead_budget, *stats, state->cost_model,
 	                                                version.size, std::move(fetch));
@@ -60,8 +77,16 @@ void WrappedFileSystem::AttachReadAhead(WrappedFileHandle &handle, optional_ptr<
 	auto key = VersionKey(handle.path, version);
 	std::shared_ptr<ObjectReadAhead> object;
 	try {
-		object = read_aheads.Attach(
-		    key, [&]() { return CreateReadAhead(handle.path, version, handle.client_context, opener); });
+		// Opened outside the registry's lock (on Azure an open is a request), unless another handle's object
+		// will do.
+		std::shared_ptr<FileHandle> fetch_handle;
+		if (!read_aheads.Contains(key)) {
+			fetch_handle = OpenFetchHandle(handle.path, version, opener);
+		}
+		object = read_aheads.Attach(key, [&]() {
+			return CreateReadAhead(handle.path, version,
+			                       fetch_handle ? fetch_handle : OpenFetchHandle(handle.path, version, opener));
+		});
 	} catch (std::exception &) {
 		// The file opened; only read-ahead's own handle did not. It is read without read-ahead.
 		return;
@@ -74,14 +99,29 @@ static bool IsParquetPath(const string &path) {
 	return duckdb::StringUtil::EndsWith(lower, ".parquet");
 }
 
+void WrappedFileSystem::PrefetchFooter(const string &path, const ObjectVersion &version, const ReadAheadTuning &tuning,
+                                       optional_ptr<FileOpener> opener) {
+	auto tail = ParquetFooter::DuckDBTailReadSize(version.size);
+	// The same key an open of this file at this version computes.
+	auto key = VersionKey(path, version);
+	if (tail == 0 || read_aheads.Contains(key)) {
+		return;
+	}
+	try {
+		auto fetch_handle = OpenFetchHandle(path, version, opener);
+		auto object = read_aheads.Pin(key, [&]() { return CreateReadAhead(path, version, fetch_handle); });
+		if (object) {
+			object->Prefetch({ByteRange {version.size - tail, tail}}, tuning);
+		}
+	} catch (std::exception &) {
+		// A handle that would not open: the file is read without it.
+	}
+}
+
 void WrappedFileSystem::PrefetchFooters(const std::vector<duckdb::OpenFileInfo> &files,
                                         const ParallelReadSettings &settings, optional_ptr<FileOpener> opener) {
 	ReadAheadTuning tuning = TuningFor(settings);
-	duckdb::weak_ptr<duckdb::ClientContext> context;
-	auto client_context = FileOpener::TryGetClientContext(opener);
-	if (client_context) {
-		context = client_context->shared_from_this();
-	}
+	std::vector<std::function<void()>> lookups;
 	for (auto &file : files) {
 		if (!file.extended_info || !IsParquetPath(file.path)) {
 			continue;
@@ -90,29 +130,29 @@ void WrappedFileSystem::PrefetchFooters(const std::vector<duckdb::OpenFileInfo> 
 		auto size = options.find("file_size");
 		auto etag = options.find("etag");
 		auto last_modified = options.find("last_modified");
-		if (size == options.end() || etag == options.end() || last_modified == options.end()) {
-			continue;
-		}
-		try {
+		if (size != options.end() && etag != options.end() && last_modified != options.end()) {
 			ObjectVersion version;
-			version.size = size->second.GetValue<uint64_t>();
-			version.last_modified = last_modified->second.GetValue<duckdb::timestamp_t>();
-			version.etag = etag->second.ToString();
-			auto tail = ParquetFooter::DuckDBTailReadSize(version.size);
-			if (tail == 0) {
-				continue;
+			try {
+				version.size = size->second.GetValue<uint64_t>();
+				version.last_modified = last_modified->second.GetValue<duckdb::timestamp_t>();
+				version.etag = etag->second.ToString();
+			} catch (std::exception &) {
+				continue; // metadata of a type we do not know
 			}
-			// The same key an open of this file with the listing's metadata computes from its handle.
-			auto key = VersionKey(file.path, version);
-			auto object = read_aheads.Pin(key, [&]() { return CreateReadAhead(file.path, version, context, opener); });
-			if (object) {
-				object->Prefetch({ByteRange {version.size - tail, tail}}, tuning);
-			}
-		} catch (std::exception &) {
-			// Metadata of a type we do not know, or a handle that would not open: the file is read without it.
-			continue;
+			PrefetchFooter(file.path, version, tuning, opener);
+		} else if (versions_by_head) {
+			// Azure listings carry no ETag: look the versions up, all at once, then fetch the footers.
+			auto path = file.path;
+			lookups.push_back([this, path, tuning, opener]() {
+				ObjectVersion version;
+				if (AzureVersions::Lookup(path, opener, *stats, version) == VersionLookup::FOUND) {
+					PrefetchFooter(path, version, tuning, opener);
+				}
+			});
 		}
 	}
+	// Waits for them: they use this query's file opener, and the opens that follow find the versions looked up.
+	state->io_pool.RunAll(std::move(lookups), ListingMemory::DEPTH);
 }
 
 void WrappedFileSystem::RememberListing(std::vector<duckdb::OpenFileInfo> files, optional_ptr<FileOpener> opener) {
@@ -135,6 +175,12 @@ void WrappedFileSystem::ReadForReader(WrappedFileHandle &handle, void *buffer, i
 	}
 	stats->RecordPassThrough();
 	try {
+		if (handle.version_known && !handle.inner.IsOpen()) {
+			// The version's shared handle, rather than an open (a HEAD on Azure) of this handle's own.
+			auto shared = SharedHandleFor(handle);
+			shared->file_system.Read(*shared, buffer, nr_bytes, location);
+			return;
+		}
 		auto &primary = handle.Inner();
 		primary.file_system.Read(primary, buffer, nr_bytes, location);
 	} catch (...) {
@@ -166,8 +212,21 @@ void WrappedFileSystem::ReadWithReadAhead(WrappedFileHandle &handle, char *buffe
 	}
 }
 
+void WrappedFileSystem::AttachDeferredReadAhead(WrappedFileHandle &handle) {
+	if (!handle.read_ahead_deferred) {
+		return;
+	}
+	std::call_once(handle.read_ahead_attached, [&]() {
+		auto context = handle.client_context.lock();
+		if (context) {
+			AttachReadAhead(handle, duckdb::ClientData::Get(*context).file_opener.get());
+		}
+	});
+}
+
 void WrappedFileSystem::Read(FileHandle &handle, void *buffer, int64_t nr_bytes, idx_t location) {
 	auto &wrapped = Unwrap(handle);
+	AttachDeferredReadAhead(wrapped);
 	stats->RecordRead(static_cast<uint64_t>(std::max<int64_t>(nr_bytes, 0)));
 	// Reads past the end go to the wrapped filesystem unchanged, so they fail exactly as they would without httpfs2.
 	bool inside = location <= wrapped.file_size && static_cast<idx_t>(nr_bytes) <= wrapped.file_size - location;
@@ -180,6 +239,7 @@ void WrappedFileSystem::Read(FileHandle &handle, void *buffer, int64_t nr_bytes,
 
 int64_t WrappedFileSystem::Read(FileHandle &handle, void *buffer, int64_t nr_bytes) {
 	auto &wrapped = Unwrap(handle);
+	AttachDeferredReadAhead(wrapped);
 	if ((wrapped.read_ahead || wrapped.CanSplit()) && nr_bytes > 0) {
 		// A sequential read is a positional read at the current position, clamped to the end of the file.
 		idx_t position = wrapped.inner.SeekPosition();

@@ -109,7 +109,17 @@ bool ParquetPredictor::MarkColumns(size_t group, const ByteRange &read, std::vec
 }
 
 void ParquetPredictor::EnterGroup(int64_t group) {
-	bool in_order = furthest_group >= 0 ? group <= furthest_group + IN_ORDER_SLACK : group < IN_ORDER_SLACK;
+	if (furthest_group < 0 && group > 0 && group < IN_ORDER_SLACK) {
+		// A first read just past row group 0: either the groups before it were pruned (a selective scan, that may
+		// read only this one) or another scan thread's read of group 0 is still to come. Cautious until the next
+		// group in order shows which.
+		cautious = true;
+		in_order_streak = CAUTIOUS_STREAK - 1;
+		window_groups = 1;
+		furthest_group = group;
+		return;
+	}
+	bool in_order = furthest_group >= 0 ? group <= furthest_group + IN_ORDER_SLACK : group == 0;
 	if (!in_order) {
 		cautious = true;
 		in_order_streak = 0;

@@ -1,6 +1,7 @@
 #include "core/io_pool.hpp"
 
 #include <algorithm>
+#include <memory>
 
 namespace httpfs2 {
 
@@ -88,6 +89,42 @@ void IoPool::WorkerLoop(size_t index) {
 		task();
 		guard.lock();
 	}
+}
+
+void IoPool::RunAll(std::vector<std::function<void()>> tasks, size_t helpers) {
+	struct Batch {
+		std::mutex lock;
+		std::condition_variable all_done;
+		std::vector<std::function<void()>> tasks;
+		size_t next = 0;
+		size_t finished = 0;
+	};
+	auto batch = std::make_shared<Batch>();
+	batch->tasks = std::move(tasks);
+	auto total = batch->tasks.size();
+	auto drain = [batch, total] {
+		while (true) {
+			std::function<void()> task;
+			{
+				std::lock_guard<std::mutex> guard(batch->lock);
+				if (batch->next == total) {
+					return;
+				}
+				task = std::move(batch->tasks[batch->next++]);
+			}
+			task();
+			std::lock_guard<std::mutex> guard(batch->lock);
+			if (++batch->finished == total) {
+				batch->all_done.notify_all();
+			}
+		}
+	};
+	for (size_t i = 0; i + 1 < total && i < helpers; i++) {
+		Submit(drain);
+	}
+	drain();
+	std::unique_lock<std::mutex> guard(batch->lock);
+	batch->all_done.wait(guard, [&] { return batch->finished == total; });
 }
 
 } // namespace httpfs2

@@ -264,6 +264,19 @@ TEST(ParquetPredictor, AScanStartingPastTheFirstRowGroupsIsCautiousAndThreadsAre
 	ParquetPredictor pruned(layout);
 	pruned.OnRead(layout->row_groups[12].columns[0], limits);
 	EXPECT_TRUE(pruned.IsCautious());
+	// A selective scan whose only row group is the third: one group ahead, its lead column only.
+	ParquetPredictor selective(layout);
+	auto first = selective.OnRead(layout->row_groups[2].columns[0], limits);
+	auto rest = selective.OnRead(layout->row_groups[2].columns[1], limits);
+	EXPECT_TRUE(selective.IsCautious());
+	ASSERT_EQ(first.ranges.size(), 1u);
+	EXPECT_EQ(first.ranges[0].range.offset, layout->row_groups[3].columns[0].offset);
+	EXPECT_EQ(first.ranges[0].range.length, layout->row_groups[3].columns[0].length);
+	for (auto &range : rest.ranges) {
+		EXPECT_EQ(range.range.offset, layout->row_groups[3].columns[0].offset)
+		    << "columns read after the lead one are not fetched ahead while cautious";
+		EXPECT_EQ(range.range.length, layout->row_groups[3].columns[0].length);
+	}
 	ParquetPredictor threads(layout);
 	for (size_t group : {1, 0, 3, 2, 5, 4, 7, 6}) {
 		threads.OnRead(layout->row_groups[group].columns[0], limits);

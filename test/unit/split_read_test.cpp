@@ -140,3 +140,28 @@ TEST(IoPool, ResizeGrowsAndShrinks) {
 	}
 	EXPECT_EQ(pool.TargetSize(), 1u);
 }
+
+TEST(IoPool, RunAllRunsEachTaskOnceAndReturnsWhenAllHaveRun) {
+	IoPool pool(2);
+	// A busy pool does not hold RunAll up: the calling thread runs tasks too.
+	std::atomic<bool> release {false};
+	pool.Submit([&] {
+		while (!release.load()) {
+			std::this_thread::sleep_for(std::chrono::milliseconds(1));
+		}
+	});
+	std::vector<std::atomic<int>> runs(20);
+	std::vector<std::function<void()>> tasks;
+	for (size_t i = 0; i < runs.size(); i++) {
+		tasks.push_back([&runs, i] {
+			std::this_thread::sleep_for(std::chrono::milliseconds(2));
+			runs[i]++;
+		});
+	}
+	pool.RunAll(std::move(tasks), 4);
+	for (auto &count : runs) {
+		EXPECT_EQ(count.load(), 1);
+	}
+	release = true;
+	pool.RunAll({}, 4);
+}

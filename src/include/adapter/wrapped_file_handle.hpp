@@ -25,8 +25,11 @@ namespace httpfs2 {
 class LazyHandle {
 public:
 	using Opener = std::function<duckdb::unique_ptr<duckdb::FileHandle>()>;
+	//! Gets a handle others use too: it is never closed through this one.
+	using SharedOpener = std::function<std::shared_ptr<duckdb::FileHandle>()>;
 	explicit LazyHandle(duckdb::unique_ptr<duckdb::FileHandle> opened);
 	explicit LazyHandle(Opener open);
+	explicit LazyHandle(SharedOpener open_shared);
 
 	//! The handle, opened on first use; a failed open throws its error and is tried again at the next use.
 	duckdb::FileHandle &Get();
@@ -39,8 +42,9 @@ public:
 
 private:
 	std::mutex lock;
-	Opener open;
-	duckdb::unique_ptr<duckdb::FileHandle> handle;
+	SharedOpener open;
+	std::shared_ptr<duckdb::FileHandle> handle;
+	bool owned = true;
 	//! Where the handle is to start once opened.
 	duckdb::idx_t position = 0;
 };
@@ -132,6 +136,9 @@ public:
 	duckdb::weak_ptr<duckdb::ClientContext> client_context;
 	//! Set when read-ahead is active for this file; file_size is then set too.
 	duckdb::unique_ptr<ReadAheadAttachment> read_ahead;
+	//! Read-ahead is attached at the first read rather than at open (set before the handle is shared).
+	bool read_ahead_deferred = false;
+	std::once_flag read_ahead_attached;
 
 	//! Whether the query of the connection that opened the file was interrupted.
 	bool Interrupted() const;

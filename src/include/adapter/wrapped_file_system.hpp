@@ -12,6 +12,7 @@
 #include "adapter/extension_state.hpp"
 #include "adapter/listing_memory.hpp"
 #include "adapter/parallel_reader.hpp"
+#include "adapter/version_handles.hpp"
 #include "adapter/wrapped_file_handle.hpp"
 #include "duckdb/common/file_system.hpp"
 
@@ -104,6 +105,7 @@ private:
 	LazyHandle::Opener DeferredOpen(duckdb::OpenFileInfo info, duckdb::FileOpenFlags flags,
 	                                duckdb::weak_ptr<duckdb::ClientContext> context, ObjectVersion expected);
 	//! A handle on `version` of `path` that opens on first use (at once when there is no connection to open with).
+	//! Used only from the query's thread or while it waits (sub-reads): the connection outlives the open.
 	duckdb::unique_ptr<LazyHandle> HandleAtVersion(const std::string &path, const ObjectVersion &version,
 	                                               duckdb::FileOpenFlags flags,
 	                                               duckdb::weak_ptr<duckdb::ClientContext> context,
@@ -112,10 +114,21 @@ private:
 	void PrepareSubReads(WrappedFileHandle &handle, duckdb::optional_ptr<duckdb::FileOpener> opener);
 	//! Read-ahead is shared by handles on the same object version only.
 	static std::string VersionKey(const std::string &path, const ObjectVersion &version);
-	//! An object fetching `version` of `path` on a handle of its own.
+	//! A handle for read-ahead's fetches (and, on Azure, the reads that miss it), opened now on the query's thread
+	//! or while it waits: fetches run on IO pool threads and may outlive the query. Kept across opens on Azure.
+	std::shared_ptr<duckdb::FileHandle> OpenFetchHandle(const std::string &path, const ObjectVersion &version,
+	                                                    duckdb::optional_ptr<duckdb::FileOpener> opener);
+	//! OpenFetchHandle for the version a handle was opened at, with its connection's file opener.
+	std::shared_ptr<duckdb::FileHandle> SharedHandleFor(WrappedFileHandle &handle);
+	//! An object fetching `version` of `path` on `fetch_handle`.
 	std::shared_ptr<ObjectReadAhead> CreateReadAhead(const std::string &path, const ObjectVersion &version,
-	                                                 duckdb::weak_ptr<duckdb::ClientContext> context,
-	                                                 duckdb::optional_ptr<duckdb::FileOpener> opener);
+	                                                 std::shared_ptr<duckdb::FileHandle> fetch_handle);
+	//! Fetches the footer DuckDB 1.5.5 reads first from a Parquet file at `version`, into read-ahead that waits for
+	//! the file's open.
+	void PrefetchFooter(const std::string &path, const ObjectVersion &version, const ReadAheadTuning &tuning,
+	                    duckdb::optional_ptr<duckdb::FileOpener> opener);
+	//! Attaches read-ahead that waited for the handle's first read, with its connection's file opener.
+	void AttachDeferredReadAhead(WrappedFileHandle &handle);
 	//! The version of `path` from httpfs2's own request, where it makes one (az:// with parallel reads on).
 	VersionLookup LookupVersion(const std::string &path, duckdb::optional_ptr<duckdb::FileOpener> opener);
 	//! Answers a glob without wildcards from the version lookup; false when the wrapped filesystem must.
@@ -125,8 +138,8 @@ private:
 	void AttachReadAhead(WrappedFileHandle &handle, duckdb::optional_ptr<duckdb::FileOpener> opener);
 	//! Remembers a listing and fetches the footers of its first files.
 	void RememberListing(std::vector<duckdb::OpenFileInfo> files, duckdb::optional_ptr<duckdb::FileOpener> opener);
-	//! Fetches the footers DuckDB 1.5.5 reads first from listed Parquet files (those with size, ETag and
-	//! modification time from the listing), each into read-ahead that waits for the file's open.
+	//! Fetches the footers of listed Parquet files: those with size, ETag and modification time from the listing,
+	//! and az:// ones after looking their versions up.
 	void PrefetchFooters(const std::vector<duckdb::OpenFileInfo> &files, const ParallelReadSettings &settings,
 	                     duckdb::optional_ptr<duckdb::FileOpener> opener);
 	ReadAheadTuning TuningFor(const ParallelReadSettings &settings) const;
@@ -142,6 +155,8 @@ private:
 	ListingMemory listings;
 	//! Whether httpfs2 learns object versions with a request of its own (the azure extension reports no ETag).
 	const bool versions_by_head;
+	//! With versions_by_head, the handles read-ahead and pass-through reads use, kept across opens of a version.
+	VersionHandles version_handles;
 	//! Column patterns per dataset (folder), shared by the read-ahead of its files.
 	std::shared_ptr<PatternMemory> patterns = std::make_shared<PatternMemory>();
 	//! Declared last, so it is destroyed first: closing its objects waits for their fetches while `inner` lives.

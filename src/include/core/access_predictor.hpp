@@ -100,7 +100,7 @@ private:
 //! doubles while groups are read in order.
 //!
 //! Filters that prune row groups on min/max must not make it fetch what is never read, and a pruned scan also
-//! stops early without warning. So once row groups were skipped (or the scan started past the first ones) it is
+//! stops early without warning. So once row groups were skipped (or the scan started past the first one) it is
 //! cautious: one row group ahead, and only its lead columns (those DuckDB reads first in a row group: a filtered
 //! scan reads its filter columns first and the rest only when rows pass), until CAUTIOUS_STREAK row groups came in
 //! order again. A jump of up to IN_ORDER_SLACK row groups counts as in order: scan threads claim row groups

@@ -33,6 +33,9 @@ public:
 	size_t RunningThreads() const;
 
 	void Submit(std::function<void()> task);
+	//! Runs every task once, on up to `helpers` workers and on the calling thread (which so never waits behind a
+	//! busy pool), and returns when all have run. Tasks must not throw.
+	void RunAll(std::vector<std::function<void()>> tasks, size_t helpers);
 
 private:
 	void WorkerLoop(size_t index);
