@@ -22,7 +22,7 @@ namespace httpfs2 {
 //! One version of a remote object, as an open of it reports it.
 struct ObjectVersion {
 	duckdb::idx_t size = 0;
-	duckdb::timestamp_t last_modified;
+	duckdb::timestamp_t last_modified = duckdb::timestamp_t(0);
 	std::string etag;
 };
 
