@@ -79,7 +79,11 @@ unique_ptr<WrappedFileHandle> WrappedFileSystem::OpenKnownVersion(const string &
 		return nullptr;
 	}
 	auto open = DeferredOpen(OpenInfo(path, version), flags, context->shared_from_this(), version);
-	return duckdb::make_uniq<WrappedFileHandle>(*this, path, flags, std::move(open), version, settings);
+	auto handle = duckdb::make_uniq<WrappedFileHandle>(*this, path, flags, std::move(open), version, settings);
+	auto &opened = *handle;
+	handle->version_handle =
+	    duckdb::make_uniq<LazyHandle>(LazyHandle::SharedOpener([this, &opened]() { return SharedHandleFor(opened); }));
+	return handle;
 }
 
 duckdb::OpenFileInfo WrappedFileSystem::OpenInfo(const string &path, const ObjectVersion &version) {
@@ -169,9 +173,7 @@ void WrappedFileSystem::PrepareSubReads(WrappedFileHandle &handle, optional_ptr<
 	duckdb::vector<unique_ptr<LazyHandle>> owned;
 	if (handle.version_known) {
 		// The version's shared handle reads in parallel already; opening more would each cost a HEAD on Azure.
-		owned.push_back(duckdb::make_uniq<LazyHandle>(
-		    LazyHandle::SharedOpener([this, &handle]() { return SharedHandleFor(handle); })));
-		handle.sub_read_handles = duckdb::make_uniq<SubReadHandles>(std::move(owned), nullptr);
+		handle.sub_read_handles = duckdb::make_uniq<SubReadHandles>(std::move(owned), handle.version_handle.get());
 		return;
 	}
 	idx_t count = handle.settings.dedicated_handles ? handle.settings.max_fanout : 1;

@@ -177,8 +177,8 @@ void WrappedFileSystem::ReadForReader(WrappedFileHandle &handle, void *buffer, i
 	try {
 		if (handle.version_known && !handle.inner.IsOpen()) {
 			// The version's shared handle, rather than an open (a HEAD on Azure) of this handle's own.
-			auto shared = SharedHandleFor(handle);
-			shared->file_system.Read(*shared, buffer, nr_bytes, location);
+			auto &shared = handle.version_handle->Get();
+			shared.file_system.Read(shared, buffer, nr_bytes, location);
 			return;
 		}
 		auto &primary = handle.Inner();

@@ -126,6 +126,9 @@ public:
 	//! Set when the version (size, modification time, ETag) came from httpfs2's own request, not from `inner`.
 	bool version_known = false;
 	ObjectVersion version;
+	//! With version_known: the version's parallel-access handle shared by all its opens (never closed through
+	//! this one), looked up at first use and then kept; pass-through and split reads run on it.
+	duckdb::unique_ptr<LazyHandle> version_handle;
 	//! Settings in force when the file was opened, preset applied.
 	const ParallelReadSettings settings;
 	//! Set when the file was opened for reading with parallel reads on and is large enough to split.
