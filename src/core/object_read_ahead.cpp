@@ -222,6 +222,7 @@ void ObjectReadAhead::RunFetch(const std::shared_ptr<Segment> &segment, bool by_
 		ok = false;
 	}
 	double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+	bool dropped = false;
 	{
 		std::lock_guard<std::mutex> guard(lock);
 		fetching--;
@@ -231,6 +232,13 @@ void ObjectReadAhead::RunFetch(const std::shared_ptr<Segment> &segment, bool by_
 			stats.Add(Counter::READ_AHEAD_BYTES, segment->range.length);
 			if (!segment->held) {
 				stats.Add(Counter::READ_AHEAD_BYTES_WASTED, segment->range.length);
+			}
+			if (!segment->held && !by_reader) {
+				// Dropped while in flight (closed or passed over): freed now rather than when the pool lets go of
+				// its task. A reader still waiting for it finds no data and reads the range itself.
+				dropped = true;
+				segment->data.reset();
+				segment->ReleaseCharge();
 			}
 		} else {
 			segment->state = Segment::State::FAILED;
@@ -245,7 +253,7 @@ void ObjectReadAhead::RunFetch(const std::shared_ptr<Segment> &segment, bool by_
 	fetch_done.notify_all();
 	if (ok) {
 		model.ObserveSubRead(segment->range.length, seconds);
-		if (segment->range.End() == file_size) {
+		if (!dropped && segment->range.End() == file_size) {
 			// A READY segment's bytes never change, and `segment` keeps them alive.
 			LearnFooter(segment->range, segment->data.get(), true);
 		}
@@ -266,7 +274,7 @@ bool ObjectReadAhead::Await(const std::shared_ptr<Segment> &segment, bool &waite
 		waited = true;
 		fetch_done.wait(guard, [&] { return segment->state != Segment::State::FETCHING; });
 	}
-	return segment->state == Segment::State::READY;
+	return segment->state == Segment::State::READY && segment->data;
 }
 
 ServeResult ObjectReadAhead::Serve(const ByteRange &read, char *destination) {
