@@ -5,6 +5,7 @@
 namespace httpfs2 {
 
 constexpr uint64_t SequentialPredictor::INITIAL_WINDOW;
+constexpr uint64_t SequentialPredictor::READS_AHEAD;
 constexpr uint64_t SequentialPredictor::FORWARD_SLACK;
 constexpr uint64_t SequentialPredictor::FIRST_READ_STREAM_MIN;
 constexpr double ParquetPredictor::WHOLE_GROUP_SHARE;
@@ -13,6 +14,8 @@ constexpr uint64_t ParquetPredictor::DROP_LAG_GROUPS;
 constexpr size_t PatternMemory::MAX_DATASETS;
 constexpr int64_t ParquetPredictor::IN_ORDER_SLACK;
 constexpr uint64_t ParquetPredictor::CAUTIOUS_STREAK;
+constexpr uint64_t ParquetPredictor::START_WINDOW_GROUPS;
+constexpr uint64_t ParquetPredictor::START_AHEAD_BYTES;
 
 SequentialPredictor::SequentialPredictor(uint64_t file_size_p) : file_size(file_size_p) {
 }
@@ -37,7 +40,8 @@ Prediction SequentialPredictor::OnRead(const ByteRange &read, const PredictionLi
 	}
 	prediction.drop_before = read.offset;
 	window = window == 0 ? std::max(INITIAL_WINDOW, read.length) : window * 2;
-	window = std::min(window, limits.max_ahead_bytes);
+	uint64_t cap = std::max(limits.max_ahead_bytes, std::min(READS_AHEAD * read.length, limits.ceiling_bytes));
+	window = std::min(window, cap);
 	uint64_t start = std::max(predicted_until, read.End());
 	uint64_t end = std::min(file_size, read.End() + window);
 	if (end > start) {
@@ -132,6 +136,8 @@ void ParquetPredictor::EnterGroup(int64_t group) {
 		} else if (!cautious) {
 			window_groups = std::min(window_groups * 2, MAX_WINDOW_GROUPS);
 		}
+	} else {
+		window_groups = START_WINDOW_GROUPS;
 	}
 	furthest_group = group;
 }
@@ -235,6 +241,9 @@ Prediction ParquetPredictor::OnRead(const ByteRange &read, const PredictionLimit
 	}
 
 	uint64_t ahead_bytes = 0;
+	// While only the first row group was read, the window reaches past the next group only within START_AHEAD_BYTES.
+	uint64_t start_cap =
+	    furthest_group == 0 ? std::min(limits.max_ahead_bytes, START_AHEAD_BYTES) : limits.max_ahead_bytes;
 	auto &columns = cautious ? lead : pattern;
 	auto last = std::min<int64_t>(furthest_group + static_cast<int64_t>(cautious ? 1 : window_groups),
 	                              static_cast<int64_t>(layout->row_groups.size()) - 1);
@@ -244,7 +253,7 @@ Prediction ParquetPredictor::OnRead(const ByteRange &read, const PredictionLimit
 		for (auto &range : ranges) {
 			group_bytes += range.range.length;
 		}
-		if (ahead_bytes + group_bytes > limits.max_ahead_bytes) {
+		if (ahead_bytes + group_bytes > (next == furthest_group + 1 ? limits.max_ahead_bytes : start_cap)) {
 			break;
 		}
 		ahead_bytes += group_bytes;

@@ -19,9 +19,10 @@ ReadAheadTuning ReadAheadTuner::Tune(const ParallelReadSettings &settings, const
 		bdp = static_cast<uint64_t>(model.first_byte_latency_s * model.stream_bandwidth_bps);
 	}
 	uint64_t ahead = std::max(io_threads * std::max(bdp, MiB), MIN_AHEAD);
-	ahead = std::min(ahead, std::max<uint64_t>(budget_limit / 2, 1));
+	uint64_t ceiling = std::max<uint64_t>(budget_limit / 2, 1);
 	ReadAheadTuning tuning;
-	tuning.limits.max_ahead_bytes = ahead;
+	tuning.limits.max_ahead_bytes = std::min(ahead, ceiling);
+	tuning.limits.ceiling_bytes = ceiling;
 	tuning.limits.merge_gap_bytes = std::min(std::max(bdp / 16, MIN_MERGE_GAP), MAX_MERGE_GAP);
 	tuning.chunk_size_bytes = settings.chunk_size_bytes;
 	tuning.min_bytes = settings.min_bytes;

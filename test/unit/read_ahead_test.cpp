@@ -217,6 +217,28 @@ TEST(SequentialPredictor, WindowStartsDoublesCapsAndResets) {
 	EXPECT_EQ(resumed.ranges[0].range.length, 1 * MiB);
 }
 
+TEST(SequentialPredictor, ReadsLargerThanTheCapStillHaveTheNextTwoAhead) {
+	// DuckDB's CSV reader: 32 MB reads, with max_ahead_bytes (from the cost model) at 16 MiB.
+	SequentialPredictor predictor(1000 * MiB);
+	PredictionLimits limits {16 * MiB, 0};
+	const uint64_t read = 32 * MiB;
+	auto first = predictor.OnRead(ByteRange {0, read}, limits);
+	ASSERT_EQ(first.ranges.size(), 1u);
+	EXPECT_EQ(first.ranges[0].range.End(), 2 * read);
+	for (uint64_t offset = read; offset < 5 * read; offset += read) {
+		auto next = predictor.OnRead(ByteRange {offset, read}, limits);
+		ASSERT_EQ(next.ranges.size(), 1u);
+		EXPECT_EQ(next.ranges[0].range.End(), offset + read + SequentialPredictor::READS_AHEAD * read);
+	}
+	// Never past the ceiling (half the memory budget).
+	SequentialPredictor ceiling(1000 * MiB);
+	limits.ceiling_bytes = 40 * MiB;
+	ceiling.OnRead(ByteRange {0, read}, limits);
+	auto next = ceiling.OnRead(ByteRange {read, read}, limits);
+	ASSERT_EQ(next.ranges.size(), 1u);
+	EXPECT_EQ(next.ranges[0].range.End(), 2 * read + 40 * MiB);
+}
+
 TEST(SequentialPredictor, AFirstReadAwayFromTheStartPredictsNothing) {
 	SequentialPredictor predictor(100 * MiB);
 	EXPECT_TRUE(predictor.OnRead(ByteRange {100 * MiB - 8, 8}, PredictionLimits {16 * MiB, 0}).ranges.empty());
@@ -229,18 +251,20 @@ TEST(ParquetPredictor, SameColumnsOfTheNextRowGroups) {
 	auto &g0 = layout->row_groups[0];
 	predictor.OnRead(g0.columns[1], limits);
 	auto prediction = predictor.OnRead(g0.columns[3], limits);
-	// The pattern grew to columns 1 and 3: row group 1 gets both (the window is one group).
-	ASSERT_EQ(prediction.ranges.size(), 2u);
+	// The pattern grew to columns 1 and 3: the START_WINDOW_GROUPS row groups after the first get both.
+	ASSERT_EQ(prediction.ranges.size(), 2u * ParquetPredictor::START_WINDOW_GROUPS);
 	EXPECT_EQ(prediction.ranges[0].range.offset, layout->row_groups[1].columns[1].offset);
 	EXPECT_EQ(prediction.ranges[1].range.offset, layout->row_groups[1].columns[3].offset);
-	// In-order row groups double the window: 2, then 4 groups ahead.
+	EXPECT_EQ(prediction.ranges.back().range.offset, layout->row_groups[4].columns[3].offset);
+	// In-order row groups double the window: 8, then 16 groups ahead.
 	auto &g1 = layout->row_groups[1];
 	prediction = predictor.OnRead(g1.columns[1], limits);
-	ASSERT_EQ(prediction.ranges.size(), 2u * 2);
-	EXPECT_EQ(prediction.ranges[0].range.offset, layout->row_groups[2].columns[1].offset);
+	ASSERT_EQ(prediction.ranges.size(), 2u * 5);
+	EXPECT_EQ(prediction.ranges[0].range.offset, layout->row_groups[5].columns[1].offset);
+	EXPECT_EQ(prediction.ranges.back().range.offset, layout->row_groups[9].columns[3].offset);
 	prediction = predictor.OnRead(layout->row_groups[2].columns[1], limits);
-	ASSERT_EQ(prediction.ranges.size(), 2u * 3);
-	EXPECT_EQ(prediction.ranges.back().range.offset, layout->row_groups[6].columns[3].offset);
+	ASSERT_EQ(prediction.ranges.size(), 2u * 9);
+	EXPECT_EQ(prediction.ranges.back().range.offset, layout->row_groups[18].columns[3].offset);
 	// A skip (filters pruned row groups 3-9) turns cautious: one group ahead, only the lead (filter) column.
 	prediction = predictor.OnRead(layout->row_groups[10].columns[1], limits);
 	EXPECT_TRUE(predictor.IsCautious());
@@ -298,15 +322,23 @@ TEST(ParquetPredictor, WholeRowGroupsAndMergedGaps) {
 	auto layout = std::make_shared<ParquetLayout>(SyntheticLayout(8, 3, 64 * KiB));
 	ParquetPredictor whole(layout);
 	auto prediction = whole.OnRead(layout->row_groups[0].span, PredictionLimits {64 * MiB, 0});
-	ASSERT_EQ(prediction.ranges.size(), 1u);
+	ASSERT_EQ(prediction.ranges.size(), ParquetPredictor::START_WINDOW_GROUPS);
 	EXPECT_EQ(prediction.ranges[0].range.offset, layout->row_groups[1].span.offset);
 	EXPECT_EQ(prediction.ranges[0].range.length, layout->row_groups[1].span.length);
+	// Large row groups: a scan that may stop after its first one (LIMIT) gets only START_AHEAD_BYTES ahead.
+	auto large = std::make_shared<ParquetLayout>(SyntheticLayout(8, 3, MiB));
+	ParquetPredictor limited(large);
+	prediction = limited.OnRead(large->row_groups[0].span, PredictionLimits {64 * MiB, 0});
+	ASSERT_EQ(prediction.ranges.size(), 1u);
+	EXPECT_EQ(prediction.ranges[0].range.offset, large->row_groups[1].span.offset);
+	prediction = limited.OnRead(large->row_groups[1].span, PredictionLimits {64 * MiB, 0});
+	EXPECT_EQ(prediction.ranges.back().range.offset, large->row_groups[7].span.offset);
 
 	ParquetPredictor merged(layout);
 	merged.OnRead(layout->row_groups[0].columns[0], PredictionLimits {64 * MiB, 0});
 	prediction = merged.OnRead(layout->row_groups[0].columns[2], PredictionLimits {64 * MiB, 64 * KiB});
-	// Columns 0 and 2 are 64 KiB apart: one range with 128 KiB of the 192 KiB useful.
-	ASSERT_EQ(prediction.ranges.size(), 1u);
+	// Columns 0 and 2 are 64 KiB apart: one range per row group with 128 KiB of the 192 KiB useful.
+	ASSERT_EQ(prediction.ranges.size(), ParquetPredictor::START_WINDOW_GROUPS);
 	EXPECT_EQ(prediction.ranges[0].range.length, 192 * KiB);
 	EXPECT_EQ(prediction.ranges[0].useful_bytes, 128 * KiB);
 	// The byte limit caps the window.
@@ -621,4 +653,5 @@ TEST(ReadAheadTuner, ColdAndMeasured) {
 	EXPECT_LE(tuning.limits.merge_gap_bytes, ReadAheadTuner::MAX_MERGE_GAP);
 	// Never more than half the budget ahead.
 	EXPECT_EQ(ReadAheadTuner::Tune(settings, region, 16, 4 * MiB).limits.max_ahead_bytes, 2 * MiB);
+	EXPECT_EQ(ReadAheadTuner::Tune(settings, region, 16, 256 * MiB).limits.ceiling_bytes, 128 * MiB);
 }

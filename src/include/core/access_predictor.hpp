@@ -26,6 +26,8 @@ struct PredictionLimits {
 	uint64_t max_ahead_bytes;
 	//! Ranges separated by less than this are fetched as one (a gap cheaper than a round trip).
 	uint64_t merge_gap_bytes;
+	//! Never more than this ahead, whatever the size of the reads (SequentialPredictor::READS_AHEAD).
+	uint64_t ceiling_bytes = UINT64_MAX;
 };
 
 struct PredictedRange {
@@ -49,11 +51,14 @@ public:
 };
 
 //! A forward window that starts at the size of the read (at least INITIAL_WINDOW), doubles while reads stay
-//! sequential, is capped by max_ahead_bytes, and resets on a jump (mountpoint-s3 style). It opens on a large first
-//! read at offset 0 or on the second of two adjacent reads.
+//! sequential, is capped by max_ahead_bytes but holds the next READS_AHEAD reads of the current size up to
+//! ceiling_bytes (DuckDB's CSV reader asks for 32 MB at a time: a smaller cap would leave the reader fetching half of
+//! each read itself), and resets on a jump (mountpoint-s3 style). It opens on a large first read at offset 0 or on the
+//! second of two adjacent reads.
 class SequentialPredictor : public AccessPredictor {
 public:
 	static constexpr uint64_t INITIAL_WINDOW = 1024 * 1024;
+	static constexpr uint64_t READS_AHEAD = 2;
 	//! A read starting up to this far past the previous one's end still counts as sequential (readers skip holes).
 	static constexpr uint64_t FORWARD_SLACK = 1024 * 1024;
 	//! A first read at offset 0 starts a stream only when it is at least this large: a smaller one is a probe
@@ -96,8 +101,10 @@ private:
 
 //! Knows the row groups and column chunks of a Parquet file. DuckDB 1.5.5 reads a row group as one span when the
 //! scan needs more than 95% of it, otherwise its needed column chunks one by one; threads claim row groups in file
-//! order. So the columns read in the current row group predict the next ones. The window starts at one row group and
-//! doubles while groups are read in order.
+//! order. So the columns read in the current row group predict the next ones. A scan that starts at the first row
+//! group gets START_WINDOW_GROUPS ahead at once (at most START_AHEAD_BYTES of them past the next one: it may still
+//! stop after one group, for a LIMIT or a filter), so that the groups after the next are in flight before the reader
+//! gets there; the window then doubles while groups are read in order.
 //!
 //! Filters that prune row groups on min/max must not make it fetch what is never read, and a pruned scan also
 //! stops early without warning. So once row groups were skipped (or the scan started past the first one) it is
@@ -113,6 +120,8 @@ public:
 	static constexpr uint64_t DROP_LAG_GROUPS = 8;
 	static constexpr int64_t IN_ORDER_SLACK = 4;
 	static constexpr uint64_t CAUTIOUS_STREAK = 4;
+	static constexpr uint64_t START_WINDOW_GROUPS = 4;
+	static constexpr uint64_t START_AHEAD_BYTES = 4 * 1024 * 1024;
 
 	explicit ParquetPredictor(std::shared_ptr<const ParquetLayout> layout);
 	Prediction OnRead(const ByteRange &read, const PredictionLimits &limits) override;

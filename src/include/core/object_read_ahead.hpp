@@ -37,7 +37,8 @@ struct ReadAheadTuning {
 };
 
 //! Tuning from what the cost model measured: enough bytes ahead for every IO thread to stream through a first-byte
-//! wait (io_threads x latency x bandwidth, the bandwidth-delay product), within [MIN_AHEAD, half the budget], and
+//! wait (io_threads x latency x bandwidth, the bandwidth-delay product), within [MIN_AHEAD, half the budget] (the
+//! ceiling also for readers of large sequential reads), and
 //! gaps merged when they cost less than a sixteenth of a round trip's worth of transfer (Arrow's rule, kept small
 //! so that projections do not pull in the columns between theirs).
 struct ReadAheadTuner {
