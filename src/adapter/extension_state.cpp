@@ -1,7 +1,10 @@
 #include "adapter/extension_state.hpp"
 
+#include "adapter/wrapped_file_system.hpp"
+
 #include "duckdb/main/database.hpp"
 
+#include <algorithm>
 #include <unordered_map>
 
 namespace httpfs2 {
@@ -61,6 +64,28 @@ std::vector<std::pair<std::string, std::shared_ptr<ReadStats>>> ExtensionState::
 bool ExtensionState::MarkWrapped(const std::string &name) {
 	std::lock_guard<std::mutex> guard(lock);
 	return wrapped.insert(name).second;
+}
+
+void ExtensionState::AddFileSystem(WrappedFileSystem &filesystem) {
+	std::lock_guard<std::mutex> guard(lock);
+	filesystems.push_back(&filesystem);
+}
+
+void ExtensionState::RemoveFileSystem(WrappedFileSystem &filesystem) {
+	std::lock_guard<std::mutex> guard(lock);
+	filesystems.erase(std::remove(filesystems.begin(), filesystems.end(), &filesystem), filesystems.end());
+}
+
+void ExtensionState::ReleaseHandles() {
+	std::vector<WrappedFileSystem *> alive;
+	{
+		std::lock_guard<std::mutex> guard(lock);
+		alive = filesystems;
+	}
+	// Filesystems go only when the database does, after its last connection: none goes while this runs.
+	for (auto filesystem : alive) {
+		filesystem->ReleaseHandles();
+	}
 }
 
 ParallelReadSettings ExtensionState::LastSetSettings() {

@@ -6,6 +6,7 @@
 #include "adapter/stats_functions.hpp"
 #include "adapter/wrapped_file_system.hpp"
 #include "duckdb/main/config.hpp"
+#include "duckdb/main/connection_manager.hpp"
 #include "duckdb/main/database.hpp"
 #include "duckdb/main/extension/extension_loader.hpp"
 #include "duckdb/planner/extension_callback.hpp"
@@ -52,6 +53,14 @@ public:
 
 	void OnExtensionLoaded(DatabaseInstance &db, const string &name) override {
 		WrapRemoteFileSystems(db, state);
+	}
+
+	//! The database tears its logging down before its filesystems, and a handle of httpfs logs when it closes: the
+	//! handles httpfs2 keeps across queries are closed when the last connection goes, not with the filesystem.
+	void OnConnectionClosed(ClientContext &context) override {
+		if (DatabaseInstance::GetDatabase(context).GetConnectionManager().GetConnectionCount() <= 1) {
+			state->ReleaseHandles();
+		}
 	}
 
 private:

@@ -18,6 +18,16 @@ using std::string;
 WrappedFileSystem::WrappedFileSystem(unique_ptr<duckdb::FileSystem> inner_p, std::shared_ptr<ExtensionState> state_p)
     : inner(std::move(inner_p)), state(std::move(state_p)), stats(state->StatsFor(inner->GetName())),
       reader(*state, *stats), versions_by_head(inner->GetName() == "AzureBlobStorageFileSystem") {
+	state->AddFileSystem(*this);
+}
+
+WrappedFileSystem::~WrappedFileSystem() {
+	state->RemoveFileSystem(*this);
+}
+
+void WrappedFileSystem::ReleaseHandles() {
+	read_aheads.CloseAll();
+	version_handles.Clear();
 }
 
 WrappedFileHandle &WrappedFileSystem::Unwrap(FileHandle &handle) {

@@ -222,11 +222,19 @@ void ObjectReadAhead::RunFetch(const std::shared_ptr<Segment> &segment, bool by_
 	} catch (...) {
 		ok = false;
 	}
+	// The copy holds the wrapped filesystem's handle: it goes before `fetching` says this fetch is over, so that
+	// once Close() or ReleaseIfIdle() saw no fetch in flight, no IO thread still holds that handle.
+	fetch = nullptr;
 	double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 	bool dropped = false;
 	{
 		std::lock_guard<std::mutex> guard(lock);
 		fetching--;
+		if (closed && fetching == 0) {
+			// Closed while this fetch ran (its last handle went): the handle is let go now, while the query's
+			// database is sure to be alive, not when the registry lets go of the object.
+			fetcher = nullptr;
+		}
 		stats.Add(Counter::READ_AHEAD_REQUESTS);
 		if (ok) {
 			segment->state = Segment::State::READY;

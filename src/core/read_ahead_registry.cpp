@@ -9,6 +9,10 @@ constexpr size_t ReadAheadRegistry::LAYOUT_CACHE_ENTRIES;
 constexpr size_t ReadAheadRegistry::MAX_PINNED;
 
 ReadAheadRegistry::~ReadAheadRegistry() {
+	CloseAll();
+}
+
+void ReadAheadRegistry::CloseAll() {
 	std::vector<std::shared_ptr<ObjectReadAhead>> open;
 	{
 		std::lock_guard<std::mutex> guard(lock);
@@ -18,6 +22,7 @@ ReadAheadRegistry::~ReadAheadRegistry() {
 		objects.clear();
 		open.insert(open.end(), draining.begin(), draining.end());
 		draining.clear();
+		pinned.clear();
 	}
 	for (auto &object : open) {
 		object->Close();

@@ -2,7 +2,10 @@
 needs fetched ahead and served from memory, the budget never exceeded, only the object version that was opened,
 and nothing left running or held after an interrupt."""
 
+import subprocess
+import sys
 import tempfile
+import textwrap
 import threading
 import time
 from pathlib import Path
@@ -11,6 +14,7 @@ import duckdb
 import pytest
 
 from helpers import sha256, stats
+from rig import HTTPFS2_EXTENSION, httpfs_extension
 
 ROWS = 1_000_000
 ROW_GROUP = 50_000
@@ -178,3 +182,30 @@ def test_interrupt_stops_read_ahead_and_frees_its_memory(con, rig, lineitem_like
     assert stats(con)["read_ahead_memory_in_use"] == 0
     # The connection and the pool keep working.
     assert con.execute(PROJECTION.format(url=lineitem_like)).fetchone()[0] == ROWS
+
+
+def test_databases_close_cleanly_with_read_ahead_in_flight(rig, native_con, lineitem_like):
+    """Filters leave the first row group only: each query returns while read-ahead of the next ones is still in
+    flight (100 ms per response), and its database is closed at once. httpfs's handles log when they close, and
+    a database tears its logging down before its filesystems: read-ahead must have let go of them by then (this
+    crashed Python when the database closed). In a child process, so that a crash fails the test only."""
+    sql = f"SELECT count(*), sum(hash(s)) FROM read_parquet('{lineitem_like}') WHERE i < 40000"
+    expected = list(native_con.execute(sql).fetchone())
+    rig.set_latency(100)
+    child = textwrap.dedent(f"""
+        import duckdb
+        for _ in range(5):
+            con = duckdb.connect(config={{"allow_unsigned_extensions": "true", "autoload_known_extensions": "false"}})
+            con.execute("LOAD '{httpfs_extension()}'")
+            con.execute("LOAD '{HTTPFS2_EXTENSION}'")
+            con.execute({rig.secret_sql()!r})
+            con.execute("SET enable_external_file_cache = false")
+            con.execute("SET httpfs2_parallel_read_enabled = true")
+            answer = list(con.execute({sql!r}).fetchone())
+            peak = con.execute("SELECT read_ahead_memory_peak FROM httpfs2_stats() WHERE filesystem = 'S3FileSystem'")
+            print(answer, peak.fetchone()[0] > 0, flush=True)
+            con.close()
+        """)
+    result = subprocess.run([sys.executable, "-c", child], text=True, capture_output=True, timeout=300)
+    assert result.returncode == 0, (result.returncode, result.stdout, result.stderr[-2000:])
+    assert result.stdout.splitlines() == [f"{expected} True"] * 5

@@ -575,17 +575,36 @@ TEST(ObjectReadAhead, TwoScansOfOneFileWithOtherColumnsEachPredictForThemselves)
 	EXPECT_EQ(fixture.store.MaxFetchesOfOneByte(), 1u);
 }
 
-TEST(ReadAheadRegistry, HandlesOfOneVersionShareAnObjectAndTheLastClosesIt) {
-	MemoryBudget budget(64 * MiB);
-	IoPool pool(2);
+namespace {
+
+//! What the registry's objects share, and a store of `size` bytes behind `latency`.
+struct RegistryParts {
+	RegistryParts(uint64_t size_p, std::chrono::microseconds latency) : size(size_p), store(size_p, latency, 1e9) {
+	}
+	std::shared_ptr<ObjectReadAhead> Create(ObjectReadAhead::Fetcher fetcher) {
+		return std::make_shared<ObjectReadAhead>(pool, budget, stats, model, size, std::move(fetcher));
+	}
+	std::shared_ptr<ObjectReadAhead> Create() {
+		return Create(store.Fetcher());
+	}
+
+	const uint64_t size;
+	MemoryBudget budget {64 * MiB};
+	IoPool pool {2};
 	ReadStats stats;
 	CostModel model;
-	SimulatedStore store(4 * MiB, std::chrono::microseconds(100), 1e9);
+	SimulatedStore store;
+};
+
+} // namespace
+
+TEST(ReadAheadRegistry, HandlesOfOneVersionShareAnObjectAndTheLastClosesIt) {
+	RegistryParts parts(4 * MiB, std::chrono::microseconds(100));
 	ReadAheadRegistry registry;
 	int created = 0;
 	auto create = [&] {
 		created++;
-		return std::make_shared<ObjectReadAhead>(pool, budget, stats, model, 4 * MiB, store.Fetcher());
+		return parts.Create();
 	};
 	auto first = registry.Attach("s3://b/k\netag1", create);
 	auto second = registry.Attach("s3://b/k\netag1", create);
@@ -604,38 +623,62 @@ TEST(ReadAheadRegistry, HandlesOfOneVersionShareAnObjectAndTheLastClosesIt) {
 	EXPECT_EQ(registry.KnownLayout("s3://b/k\netag2"), nullptr);
 }
 
+//! Polls `done` every millisecond for up to `limit` milliseconds; its last answer.
+template <class Predicate>
+bool WaitFor(Predicate done, int limit = 2000) {
+	for (int i = 0; i < limit && !done(); i++) {
+		std::this_thread::sleep_for(std::chrono::milliseconds(1));
+	}
+	return done();
+}
+
 TEST(ReadAheadRegistry, LastDetachDoesNotWaitForFetchesInFlight) {
 	// A query that stops reading (LIMIT, a selective filter, an interrupt) closes its files at once; the fetches
 	// it started finish on their own, holding their buffers and budget until then, and the registry's end waits.
-	MemoryBudget budget(64 * MiB);
-	IoPool pool(2);
-	ReadStats stats;
-	CostModel model;
-	SimulatedStore store(8 * MiB, std::chrono::milliseconds(300), 1e9);
+	RegistryParts parts(8 * MiB, std::chrono::milliseconds(300));
 	std::shared_ptr<ObjectReadAhead> object;
 	{
 		ReadAheadRegistry registry;
-		object = registry.Attach("s3://b/slow\netag", [&] {
-			return std::make_shared<ObjectReadAhead>(pool, budget, stats, model, 8 * MiB, store.Fetcher());
-		});
+		object = registry.Attach("s3://b/slow\netag", [&] { return parts.Create(); });
 		object->Prefetch({ByteRange {0, 1 * MiB}}, Tuning(8 * MiB));
-		for (int i = 0; i < 200 && !object->IsFetching(); i++) {
-			std::this_thread::sleep_for(std::chrono::milliseconds(1));
-		}
-		ASSERT_TRUE(object->IsFetching());
+		ASSERT_TRUE(WaitFor([&] { return object->IsFetching(); }, 200));
 		auto start = std::chrono::steady_clock::now();
 		registry.Detach("s3://b/slow\netag");
 		EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(200));
 		EXPECT_TRUE(object->IsClosed());
 		EXPECT_EQ(object->HeldBytes(), 0u);
-		EXPECT_GT(budget.InUse(), 0u) << "the fetch in flight keeps its charge until it ends";
+		EXPECT_GT(parts.budget.InUse(), 0u) << "the fetch in flight keeps its charge until it ends";
 	}
 	// The registry's destruction waited for the fetch: nothing is in flight and nothing is charged.
 	EXPECT_FALSE(object->IsFetching());
-	EXPECT_EQ(budget.InUse(), 0u);
-	auto snapshot = stats.Snapshot();
+	EXPECT_EQ(parts.budget.InUse(), 0u);
+	auto snapshot = parts.stats.Snapshot();
 	EXPECT_GT(snapshot.Get(Counter::READ_AHEAD_BYTES), 0u);
 	EXPECT_EQ(snapshot.Get(Counter::READ_AHEAD_BYTES_WASTED), snapshot.Get(Counter::READ_AHEAD_BYTES));
+}
+
+TEST(ReadAheadRegistry, AnAbandonedObjectLetsGoOfItsFetcherWhenItsLastFetchEnds) {
+	// The fetcher holds the wrapped filesystem's handle, which must not wait for the registry's end (the database
+	// tears its logging down first); CloseAll lets go of everything at once.
+	RegistryParts parts(8 * MiB, std::chrono::milliseconds(100));
+	auto handle = std::make_shared<int>(0);
+	ReadAheadRegistry registry;
+	auto object = registry.Attach("s3://b/slow\netag", [&] {
+		return parts.Create(
+		    [&parts, handle](const ByteRange &range, char *destination) { parts.store.Fetch(range, destination); });
+	});
+	object->Prefetch({ByteRange {0, 1 * MiB}}, Tuning(8 * MiB));
+	ASSERT_TRUE(WaitFor([&] { return object->IsFetching(); }, 200));
+	EXPECT_GT(handle.use_count(), 1);
+	registry.Detach("s3://b/slow\netag");
+	EXPECT_TRUE(WaitFor([&] { return !object->IsFetching(); }));
+	EXPECT_EQ(handle.use_count(), 1) << "the last fetch of a closed object released the handle";
+
+	auto pinned = registry.Pin("s3://b/next\netag", [&] { return parts.Create(); });
+	ASSERT_TRUE(pinned);
+	registry.CloseAll();
+	EXPECT_TRUE(pinned->IsClosed());
+	EXPECT_FALSE(registry.Contains("s3://b/next\netag"));
 }
 
 TEST(ReadAheadTuner, ColdAndMeasured) {

@@ -25,6 +25,8 @@
 
 namespace httpfs2 {
 
+class WrappedFileSystem;
+
 class ExtensionState {
 public:
 	ExtensionState();
@@ -39,6 +41,12 @@ public:
 	std::vector<std::pair<std::string, std::shared_ptr<ReadStats>>> AllStats();
 	//! Records that the filesystem `name` is wrapped; false when it already was.
 	bool MarkWrapped(const std::string &name);
+	//! The wrapped filesystems alive, for ReleaseHandles (each registers itself for its lifetime).
+	void AddFileSystem(WrappedFileSystem &filesystem);
+	void RemoveFileSystem(WrappedFileSystem &filesystem);
+	//! When the database's last connection closes: every wrapped filesystem lets go of the wrapped filesystems'
+	//! handles it keeps (read-ahead, kept version handles), which must not outlive the database's logging.
+	void ReleaseHandles();
 
 	//! The last values set with SET, for opens that come without a FileOpener.
 	ParallelReadSettings LastSetSettings();
@@ -54,6 +62,7 @@ private:
 	std::mutex lock;
 	std::vector<std::pair<std::string, std::shared_ptr<ReadStats>>> stats;
 	std::set<std::string> wrapped;
+	std::vector<WrappedFileSystem *> filesystems;
 	ParallelReadSettings last_set;
 };
 

@@ -21,6 +21,9 @@ namespace httpfs2 {
 class WrappedFileSystem : public duckdb::FileSystem {
 public:
 	WrappedFileSystem(duckdb::unique_ptr<duckdb::FileSystem> inner, std::shared_ptr<ExtensionState> state);
+	~WrappedFileSystem() override;
+	//! Closes all read-ahead (waiting for its fetches) and the kept version handles: ExtensionState::ReleaseHandles.
+	void ReleaseHandles();
 
 	using FileSystem::OpenFile;
 

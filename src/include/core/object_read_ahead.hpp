@@ -100,7 +100,8 @@ public:
 	//! into their own buffers), then releases the fetcher. Later calls do nothing.
 	void Close();
 	//! Close without the wait: fetches in flight finish on their own (each holds the object, its buffer and its
-	//! budget charge until then) and their bytes are dropped. True while any is still in flight.
+	//! budget charge until then), their bytes are dropped, and the last of them releases the fetcher. True while any
+	//! is still in flight.
 	bool Abandon();
 	bool IsClosed() const;
 	bool IsFetching() const;

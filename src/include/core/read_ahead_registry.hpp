@@ -32,6 +32,10 @@ public:
 
 	//! Closes every object, waiting for their fetches in flight: call before the wrapped filesystem goes away.
 	~ReadAheadRegistry();
+	//! Closes every object now, waiting for their fetches in flight, and forgets them (layouts are kept). For when no
+	//! connection is left to read: the wrapped filesystem's handles they hold must not outlive the database's
+	//! logging, which the database tears down before its filesystems.
+	void CloseAll();
 
 	//! The object of `key` (path and version), created with `create` when none is open; counts one more handle.
 	std::shared_ptr<ObjectReadAhead> Attach(const std::string &key,
