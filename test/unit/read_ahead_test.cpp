@@ -217,7 +217,7 @@ TEST(SequentialPredictor, WindowStartsDoublesCapsAndResets) {
 	EXPECT_EQ(resumed.ranges[0].range.length, 1 * MiB);
 }
 
-TEST(SequentialPredictor, ReadsLargerThanTheCapStillHaveTheNextTwoAhead) {
+TEST(SequentialPredictor, ReadsLargerThanTheCapStillHaveTheNextOneAhead) {
 	// DuckDB's CSV reader: 32 MB reads, with max_ahead_bytes (from the cost model) at 16 MiB.
 	SequentialPredictor predictor(1000 * MiB);
 	PredictionLimits limits {16 * MiB, 0};
@@ -232,11 +232,11 @@ TEST(SequentialPredictor, ReadsLargerThanTheCapStillHaveTheNextTwoAhead) {
 	}
 	// Never past the ceiling (half the memory budget).
 	SequentialPredictor ceiling(1000 * MiB);
-	limits.ceiling_bytes = 40 * MiB;
+	limits.ceiling_bytes = 24 * MiB;
 	ceiling.OnRead(ByteRange {0, read}, limits);
 	auto next = ceiling.OnRead(ByteRange {read, read}, limits);
 	ASSERT_EQ(next.ranges.size(), 1u);
-	EXPECT_EQ(next.ranges[0].range.End(), 2 * read + 40 * MiB);
+	EXPECT_EQ(next.ranges[0].range.End(), 2 * read + 24 * MiB);
 }
 
 TEST(SequentialPredictor, AFirstReadAwayFromTheStartPredictsNothing) {

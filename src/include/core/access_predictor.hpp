@@ -53,12 +53,12 @@ public:
 //! A forward window that starts at the size of the read (at least INITIAL_WINDOW), doubles while reads stay
 //! sequential, is capped by max_ahead_bytes but holds the next READS_AHEAD reads of the current size up to
 //! ceiling_bytes (DuckDB's CSV reader asks for 32 MB at a time: a smaller cap would leave the reader fetching half of
-//! each read itself), and resets on a jump (mountpoint-s3 style). It opens on a large first read at offset 0 or on the
-//! second of two adjacent reads.
+//! each read itself; two reads ahead gained little more and cost memory and page faults), and resets on a jump
+//! (mountpoint-s3 style). It opens on a large first read at offset 0 or on the second of two adjacent reads.
 class SequentialPredictor : public AccessPredictor {
 public:
 	static constexpr uint64_t INITIAL_WINDOW = 1024 * 1024;
-	static constexpr uint64_t READS_AHEAD = 2;
+	static constexpr uint64_t READS_AHEAD = 1;
 	//! A read starting up to this far past the previous one's end still counts as sequential (readers skip holes).
 	static constexpr uint64_t FORWARD_SLACK = 1024 * 1024;
 	//! A first read at offset 0 starts a stream only when it is at least this large: a smaller one is a probe
