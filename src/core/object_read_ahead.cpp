@@ -223,7 +223,7 @@ void ObjectReadAhead::RunFetch(const std::shared_ptr<Segment> &segment, bool by_
 		ok = false;
 	}
 	// The copy holds the wrapped filesystem's handle: it goes before `fetching` says this fetch is over, so that
-	// once Close() or ReleaseIfIdle() saw no fetch in flight, no IO thread still holds that handle.
+	// once Close() or IsFetching() saw no fetch in flight, no IO thread still holds that handle.
 	fetch = nullptr;
 	double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 	bool dropped = false;

@@ -37,10 +37,10 @@ struct ReadAheadTuning {
 };
 
 //! Tuning from what the cost model measured: enough bytes ahead for every IO thread to stream through a first-byte
-//! wait (io_threads x latency x bandwidth, the bandwidth-delay product), within [MIN_AHEAD, half the budget] (the
-//! ceiling also for readers of large sequential reads), and
-//! gaps merged when they cost less than a sixteenth of a round trip's worth of transfer (Arrow's rule, kept small
-//! so that projections do not pull in the columns between theirs).
+//! wait (io_threads x latency x bandwidth, the bandwidth-delay product), within [MIN_AHEAD, half the budget] (half
+//! the budget is also the ceiling for readers of large sequential reads), and gaps merged when they cost less than a
+//! sixteenth of a round trip's worth of transfer (Arrow's rule, kept small so that projections do not pull in the
+//! columns between theirs).
 struct ReadAheadTuner {
 	static constexpr uint64_t MIN_AHEAD = 8 * MiB;
 	//! Bandwidth-delay product assumed until the model has measured one.
