@@ -8,24 +8,29 @@ VersionHandles::~VersionHandles() {
 	Clear();
 }
 
+std::shared_ptr<duckdb::FileHandle> VersionHandles::FindLocked(const std::string &key) {
+	for (auto entry = handles.begin(); entry != handles.end(); ++entry) {
+		if (entry->first == key) {
+			handles.splice(handles.begin(), handles, entry);
+			return handles.front().second;
+		}
+	}
+	return nullptr;
+}
+
 std::shared_ptr<duckdb::FileHandle> VersionHandles::Get(const std::string &key, const Opener &open) {
 	{
 		std::lock_guard<std::mutex> guard(lock);
-		for (auto entry = handles.begin(); entry != handles.end(); ++entry) {
-			if (entry->first == key) {
-				handles.splice(handles.begin(), handles, entry);
-				return handles.front().second;
-			}
+		if (auto kept = FindLocked(key)) {
+			return kept;
 		}
 	}
 	std::shared_ptr<duckdb::FileHandle> opened(open().release());
 	std::shared_ptr<duckdb::FileHandle> evicted;
 	{
 		std::lock_guard<std::mutex> guard(lock);
-		for (auto &entry : handles) {
-			if (entry.first == key) {
-				return entry.second; // another thread opened it meanwhile; ours is dropped
-			}
+		if (auto kept = FindLocked(key)) {
+			return kept; // another thread opened it meanwhile; ours is dropped
 		}
 		handles.emplace_front(key, opened);
 		if (handles.size() > CAPACITY) {

@@ -36,6 +36,9 @@ public:
 	void Clear();
 
 private:
+	//! The handle kept for `key`, made the most recently used; nullptr when none is.
+	std::shared_ptr<duckdb::FileHandle> FindLocked(const std::string &key);
+
 	std::mutex lock;
 	//! Most recently used first.
 	std::list<std::pair<std::string, std::shared_ptr<duckdb::FileHandle>>> handles;
