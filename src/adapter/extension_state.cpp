@@ -14,10 +14,36 @@ namespace {
 // reused by a later database finds an expired entry and gets fresh state.
 std::mutex registry_lock;
 std::unordered_map<const duckdb::DatabaseInstance *, std::weak_ptr<ExtensionState>> registry;
+
+//! DuckDB's process-wide default allocator (jemalloc where DuckDB is built with it), kept alive by the reference:
+//! the database's own allocator goes before its filesystems, and with them the read-ahead still holding buffers.
+class DuckDBBufferAllocator : public BufferAllocator {
+public:
+	explicit DuckDBBufferAllocator(duckdb::shared_ptr<duckdb::Allocator> allocator_p)
+	    : allocator(std::move(allocator_p)) {
+	}
+	char *Allocate(uint64_t size) override {
+		return reinterpret_cast<char *>(allocator->AllocateData(size));
+	}
+	void Free(char *data, uint64_t size) override {
+		allocator->FreeData(reinterpret_cast<duckdb::data_ptr_t>(data), size);
+	}
+
+private:
+	duckdb::shared_ptr<duckdb::Allocator> allocator;
+};
+
+std::shared_ptr<BufferAllocator> ReadAheadAllocator(duckdb::DatabaseInstance &db) {
+	auto &reference = db.config.default_allocator;
+	if (!reference) {
+		return BufferAllocator::System();
+	}
+	return std::make_shared<DuckDBBufferAllocator>(reference);
+}
 } // namespace
 
-ExtensionState::ExtensionState()
-    : read_ahead_budget(ParallelReadSettings().read_ahead_memory_limit_bytes),
+ExtensionState::ExtensionState(std::shared_ptr<BufferAllocator> allocator)
+    : read_ahead_budget(ParallelReadSettings().read_ahead_memory_limit_bytes, std::move(allocator)),
       io_pool(ParallelReadSettings().io_threads) {
 }
 
@@ -26,7 +52,7 @@ std::shared_ptr<ExtensionState> ExtensionState::GetOrCreate(duckdb::DatabaseInst
 	auto &entry = registry[&db];
 	auto state = entry.lock();
 	if (!state) {
-		state = std::make_shared<ExtensionState>();
+		state = std::make_shared<ExtensionState>(ReadAheadAllocator(db));
 		entry = state;
 	}
 	return state;

@@ -9,44 +9,67 @@ IoPool::IoPool(size_t thread_count) : target(std::max<size_t>(thread_count, 1)) 
 }
 
 IoPool::~IoPool() {
-	std::vector<std::thread> to_join;
+	std::vector<std::unique_ptr<Worker>> to_join;
 	{
 		std::lock_guard<std::mutex> guard(lock);
 		stopping = true;
 		tasks.clear();
+		WakeAllLocked();
 		to_join.swap(workers);
 	}
-	task_ready.notify_all();
 	for (auto &worker : to_join) {
-		worker.join();
+		worker->thread.join();
 	}
 }
 
 void IoPool::StartWorkersLocked() {
 	while (workers.size() < target) {
 		size_t index = workers.size();
-		workers.emplace_back([this, index] { WorkerLoop(index); });
+		workers.emplace_back(new Worker());
+		auto worker = workers.back().get();
+		worker->thread = std::thread([this, index, worker] { WorkerLoop(index, *worker); });
+	}
+}
+
+void IoPool::WakeOneLocked() {
+	while (!idle.empty()) {
+		size_t index = idle.back();
+		idle.pop_back();
+		if (index < workers.size() && index < target) {
+			workers[index]->woken = true;
+			workers[index]->wake.notify_one();
+			return;
+		}
+	}
+}
+
+void IoPool::WakeAllLocked() {
+	for (auto index : idle) {
+		if (index < workers.size()) {
+			workers[index]->wake.notify_one();
+		}
 	}
 }
 
 void IoPool::Resize(size_t thread_count) {
 	std::lock_guard<std::mutex> resize_guard(resize_lock);
-	std::vector<std::thread> to_join;
+	std::vector<std::unique_ptr<Worker>> to_join;
 	{
 		std::lock_guard<std::mutex> guard(lock);
 		target = std::max<size_t>(thread_count, 1);
 		if (!started) {
 			return;
 		}
+		WakeAllLocked();
 		while (workers.size() > target) {
 			to_join.push_back(std::move(workers.back()));
 			workers.pop_back();
 		}
 		StartWorkersLocked();
 	}
-	task_ready.notify_all();
+	// A removed worker only touches its own Worker (kept alive here) and the pool's lock while it leaves.
 	for (auto &worker : to_join) {
-		worker.join();
+		worker->thread.join();
 	}
 }
 
@@ -60,6 +83,11 @@ size_t IoPool::RunningThreads() const {
 	return workers.size();
 }
 
+size_t IoPool::IdleThreads() const {
+	std::lock_guard<std::mutex> guard(lock);
+	return idle.size();
+}
+
 void IoPool::Submit(std::function<void()> task) {
 	{
 		std::lock_guard<std::mutex> guard(lock);
@@ -71,23 +99,33 @@ void IoPool::Submit(std::function<void()> task) {
 			StartWorkersLocked();
 		}
 		tasks.push_back(std::move(task));
+		WakeOneLocked();
 	}
-	task_ready.notify_one();
 }
 
-void IoPool::WorkerLoop(size_t index) {
+void IoPool::WorkerLoop(size_t index, Worker &self) {
+	// `self` may already be out of `workers` (Resize removed it); it lives until this thread is joined.
 	std::unique_lock<std::mutex> guard(lock);
 	while (true) {
 		// A worker whose index is at or past the target was removed by Resize and leaves.
-		task_ready.wait(guard, [&] { return stopping || index >= target || !tasks.empty(); });
 		if (stopping || index >= target) {
+			idle.erase(std::remove(idle.begin(), idle.end(), index), idle.end());
 			return;
 		}
-		auto task = std::move(tasks.front());
-		tasks.pop_front();
-		guard.unlock();
-		task();
-		guard.lock();
+		if (!tasks.empty()) {
+			auto task = std::move(tasks.front());
+			tasks.pop_front();
+			guard.unlock();
+			task();
+			guard.lock();
+			continue;
+		}
+		self.woken = false;
+		idle.push_back(index);
+		self.wake.wait(guard, [&] { return self.woken || stopping || index >= target; });
+		if (!self.woken) {
+			idle.erase(std::remove(idle.begin(), idle.end(), index), idle.end());
+		}
 	}
 }
 

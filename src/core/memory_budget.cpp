@@ -1,8 +1,11 @@
 #include "core/memory_budget.hpp"
 
+#include <utility>
+
 namespace httpfs2 {
 
-MemoryBudget::MemoryBudget(uint64_t limit_bytes) : limit(limit_bytes) {
+MemoryBudget::MemoryBudget(uint64_t limit_bytes, std::shared_ptr<BufferAllocator> allocator_p)
+    : allocator(std::move(allocator_p)), limit(limit_bytes) {
 }
 
 void MemoryBudget::SetLimit(uint64_t limit_bytes) {

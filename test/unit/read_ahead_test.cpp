@@ -368,6 +368,41 @@ TEST(ObjectReadAhead, SequentialReaderGetsExactBytesAndNothingIsFetchedTwice) {
 	EXPECT_EQ(fixture.object->HeldBytes(), 0u);
 }
 
+TEST(ObjectReadAhead, SegmentsComeFromTheBudgetsAllocatorAndAllGoBack) {
+	class CountingAllocator : public BufferAllocator {
+	public:
+		char *Allocate(uint64_t size) override {
+			allocations++;
+			live_bytes += size;
+			return new char[size];
+		}
+		void Free(char *data, uint64_t size) override {
+			live_bytes -= size;
+			delete[] data;
+		}
+		std::atomic<uint64_t> allocations {0};
+		std::atomic<uint64_t> live_bytes {0};
+	};
+	auto allocator = std::make_shared<CountingAllocator>();
+	MemoryBudget budget(64 * MiB, allocator);
+	IoPool pool(4);
+	ReadStats stats;
+	CostModel model;
+	SimulatedStore store(8 * MiB, std::chrono::microseconds(500), 400e6);
+	auto object = std::make_shared<ObjectReadAhead>(pool, budget, stats, model, store.data.size(), store.Fetcher());
+	ReadAheadReader reader(object);
+	auto tuning = Tuning(2 * MiB);
+	std::vector<char> out;
+	for (uint64_t offset = 0; offset < 4 * MiB; offset += 256 * KiB) {
+		ReaderRead(reader, store, tuning, offset, 256 * KiB, out);
+		ASSERT_EQ(std::memcmp(out.data(), store.data.data() + offset, 256 * KiB), 0) << offset;
+	}
+	object->Close();
+	EXPECT_EQ(allocator->allocations.load(), stats.Snapshot().Get(Counter::READ_AHEAD_REQUESTS));
+	EXPECT_GT(allocator->allocations.load(), 0u);
+	EXPECT_EQ(allocator->live_bytes.load(), 0u) << "every segment buffer was given back";
+}
+
 TEST(ObjectReadAhead, BudgetIsNeverExceededAndReadsStayExact) {
 	Fixture fixture(16 * MiB, 2 * MiB);
 	auto tuning = Tuning(8 * MiB);
@@ -697,4 +732,30 @@ TEST(ReadAheadTuner, ColdAndMeasured) {
 	// Never more than half the budget ahead.
 	EXPECT_EQ(ReadAheadTuner::Tune(settings, region, 16, 4 * MiB).limits.max_ahead_bytes, 2 * MiB);
 	EXPECT_EQ(ReadAheadTuner::Tune(settings, region, 16, 256 * MiB).limits.ceiling_bytes, 128 * MiB);
+}
+
+TEST(ReadAheadTuner, RangesWithinAFanoutShareOfTheWindowAreFetchedWhole) {
+	ParallelReadSettings settings;
+	CostModelSnapshot region;
+	region.first_byte_latency_s = 0.025;
+	region.stream_bandwidth_bps = 90.0 * MiB;
+	region.latency_samples = region.bandwidth_samples = 1;
+	auto tuning = ReadAheadTuner::Tune(settings, region, 16, 256 * MiB);
+	EXPECT_EQ(tuning.min_bytes, tuning.limits.max_ahead_bytes / settings.max_fanout);
+	// A small window keeps the settings' min_bytes.
+	EXPECT_EQ(ReadAheadTuner::Tune(settings, region, 16, 8 * MiB).min_bytes, settings.min_bytes);
+
+	// A row group span of 3.8 MiB (above min_bytes, below a quarter of a 36 MiB window) is one request, not three:
+	// the window has other row groups in flight beside it.
+	Fixture fixture(64 * MiB);
+	fixture.object->Prefetch({ByteRange {0, 3 * MiB + 800 * KiB}, ByteRange {16 * MiB, 40 * MiB}}, tuning);
+	ASSERT_TRUE(WaitFor(
+	    [&] { return fixture.stats.Snapshot().Get(Counter::READ_AHEAD_BYTES) == 3 * MiB + 800 * KiB + 40 * MiB; }));
+	auto requests = fixture.store.Requests();
+	ASSERT_FALSE(requests.empty());
+	std::sort(requests.begin(), requests.end(),
+	          [](const ByteRange &a, const ByteRange &b) { return a.offset < b.offset; });
+	EXPECT_EQ(requests[0].offset, 0u);
+	EXPECT_EQ(requests[0].length, 3 * MiB + 800 * KiB);
+	EXPECT_GT(requests.size(), 2u) << "a range larger than the share is still cut into pieces";
 }

@@ -8,6 +8,9 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <future>
+#include <memory>
+#include <set>
 #include <stdexcept>
 #include <thread>
 
@@ -139,6 +142,26 @@ TEST(IoPool, ResizeGrowsAndShrinks) {
 		std::this_thread::yield();
 	}
 	EXPECT_EQ(pool.TargetSize(), 1u);
+}
+
+TEST(IoPool, ALightLoadRunsOnTheWorkerThatWentIdleLast) {
+	IoPool pool(8);
+	auto wait_all_idle = [&] {
+		while (pool.RunningThreads() == 0 || pool.IdleThreads() < pool.RunningThreads()) {
+			std::this_thread::sleep_for(std::chrono::milliseconds(1));
+		}
+	};
+	pool.Submit([] {});
+	std::set<std::thread::id> ran_on;
+	for (int i = 0; i < 20; i++) {
+		wait_all_idle();
+		auto ran = std::make_shared<std::promise<std::thread::id>>();
+		pool.Submit([ran] { ran->set_value(std::this_thread::get_id()); });
+		ran_on.insert(ran->get_future().get());
+	}
+	// One task at a time: the worker that ran the last one is the one woken for the next (a FIFO wake-up would
+	// rotate through all eight, each faulting in buffers of its own).
+	EXPECT_EQ(ran_on.size(), 1u);
 }
 
 TEST(IoPool, RunAllRunsEachTaskOnceAndReturnsWhenAllHaveRun) {

@@ -29,7 +29,8 @@ class WrappedFileSystem;
 
 class ExtensionState {
 public:
-	ExtensionState();
+	//! Read-ahead buffers come from `allocator`.
+	explicit ExtensionState(std::shared_ptr<BufferAllocator> allocator);
 
 	//! The state of `db`, created on first use.
 	static std::shared_ptr<ExtensionState> GetOrCreate(duckdb::DatabaseInstance &db);

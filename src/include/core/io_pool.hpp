@@ -4,6 +4,8 @@
 // core/io_pool.hpp
 //
 // httpfs2's own IO threads, separate from DuckDB's scheduler, so IO concurrency does not depend on `threads`.
+// A task goes to the worker that went idle last: a few warm threads do the work of a light load, so their
+// allocator arenas and HTTP buffers are reused instead of every thread of the pool faulting in pages of its own.
 //===----------------------------------------------------------------------===//
 
 #pragma once
@@ -11,6 +13,7 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -31,6 +34,8 @@ public:
 	size_t TargetSize() const;
 	//! Number of worker threads currently running.
 	size_t RunningThreads() const;
+	//! Number of workers waiting for a task.
+	size_t IdleThreads() const;
 
 	void Submit(std::function<void()> task);
 	//! Runs every task once, on up to `helpers` workers and on the calling thread (which so never waits behind a
@@ -38,16 +43,28 @@ public:
 	void RunAll(std::vector<std::function<void()>> tasks, size_t helpers);
 
 private:
-	void WorkerLoop(size_t index);
+	struct Worker {
+		std::thread thread;
+		//! Notified when `woken` is set (a task for it), or when it must leave.
+		std::condition_variable wake;
+		bool woken = false;
+	};
+
+	void WorkerLoop(size_t index, Worker &self);
 	//! Starts workers up to target; requires `lock` to be held.
 	void StartWorkersLocked();
+	//! Wakes the worker that went idle last, if any; requires `lock` to be held.
+	void WakeOneLocked();
+	//! Wakes every idle worker, so that removed ones see they must leave; requires `lock` to be held.
+	void WakeAllLocked();
 
 	//! Serialises Resize calls, which join threads outside `lock`.
 	std::mutex resize_lock;
 	mutable std::mutex lock;
-	std::condition_variable task_ready;
 	std::deque<std::function<void()>> tasks;
-	std::vector<std::thread> workers;
+	std::vector<std::unique_ptr<Worker>> workers;
+	//! Indexes of the workers waiting for a task, the one that went idle last at the back.
+	std::vector<size_t> idle;
 	size_t target;
 	bool started = false;
 	bool stopping = false;

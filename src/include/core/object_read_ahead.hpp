@@ -30,7 +30,8 @@ namespace httpfs2 {
 //! How far and in what pieces read-ahead fetches; derived per read from the settings and the cost model.
 struct ReadAheadTuning {
 	PredictionLimits limits;
-	//! Fetches of at least min_bytes are cut as split reads are (RangePlanner), so large ranges stream in parallel.
+	//! Fetches of at least min_bytes are cut as split reads are (RangePlanner), so large ranges stream in parallel;
+	//! min_bytes is at least the settings' min_bytes and a `max_fanout`-th of the window ahead.
 	uint64_t chunk_size_bytes;
 	uint64_t min_bytes;
 	uint64_t max_fanout;
