@@ -40,7 +40,6 @@ import json
 import os
 import resource
 import statistics
-import subprocess
 import sys
 import time
 from datetime import datetime
@@ -179,16 +178,10 @@ class Targets:
 
 
 def run_worker(spec: dict, timeout: float) -> list[dict]:
-    process = subprocess.run(
-        [sys.executable, "-m", "bench.azure_matrix", "--worker", json.dumps(spec)],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-    if process.returncode != 0:
-        raise SystemExit(f"worker failed ({process.returncode}):\n{process.stdout[-3000:]}\n{process.stderr[-3000:]}")
-    return json.loads(process.stdout.strip().splitlines()[-1])["results"]
+    from bench.child import run_module
+
+    stdout = run_module("bench.azure_matrix", ["--worker", json.dumps(spec)], timeout, "worker")
+    return json.loads(stdout.strip().splitlines()[-1])["results"]
 
 
 def expected_rows(rows: int) -> dict:
@@ -291,6 +284,24 @@ def _fmt_s(value):
     return f"{value:.3f}" if value < 10 else f"{value:.1f}"
 
 
+def _time_cell(point: dict) -> str:
+    return f"{_fmt_s(point['seconds'])} ({_fmt_s(point['cpu_s'])})"
+
+
+def _traffic_cell(point: dict) -> str:
+    per_gib = f"{point['cpu_per_gib']:.2f}" if point["cpu_per_gib"] is not None else "-"
+    return f"{point['bytes'] / 2**20:.1f} MiB, {per_gib}, srv {point['server_cpu_s']:.2f}"
+
+
+def _table_rows(summary: dict, profile: str, steps, rows_list, paths, cell):
+    """(step, rows, cells) for every step and size that some path measured; `cell` formats a measured point."""
+    for step in steps:
+        for rows in rows_list:
+            points = [summary.get((profile, step, rows, path)) for path in paths]
+            if any(points):
+                yield step, rows, [cell(point) if point else "-" for point in points]
+
+
 def markdown(summary: dict, paths, rows_list, profiles, meta: dict) -> str:
     out = []
     for profile in profiles:
@@ -298,22 +309,10 @@ def markdown(summary: dict, paths, rows_list, profiles, meta: dict) -> str:
         header = ["step", "rows"] + list(paths) + ["seed s3proxy / az://"]
         out.append("| " + " | ".join(header) + " |")
         out.append("|" + "---|" * len(header))
-        for step in STEPS:
-            for rows in rows_list:
-                cells = []
-                present = False
-                for path in paths:
-                    point = summary.get((profile, step, rows, path))
-                    if point:
-                        present = True
-                        cells.append(f"{_fmt_s(point['seconds'])} ({_fmt_s(point['cpu_s'])})")
-                    else:
-                        cells.append("-")
-                if not present:
-                    continue
-                seed = SEED.get(step, {}).get(rows)
-                seed_cell = f"{seed[0]} / {seed[1]}" if seed else ""
-                out.append(f"| {STEP_TITLES[step]} | {rows:,} | " + " | ".join(cells) + f" | {seed_cell} |")
+        for step, rows, cells in _table_rows(summary, profile, STEPS, rows_list, paths, _time_cell):
+            seed = SEED.get(step, {}).get(rows)
+            seed_cell = f"{seed[0]} / {seed[1]}" if seed else ""
+            out.append(f"| {STEP_TITLES[step]} | {rows:,} | " + " | ".join(cells) + f" | {seed_cell} |")
         out.append("")
         out.append(
             f"### Profile `{profile}`: MiB through the proxy, client CPU s per GiB of them, server CPU s "
@@ -322,20 +321,9 @@ def markdown(summary: dict, paths, rows_list, profiles, meta: dict) -> str:
         header = ["step", "rows"] + list(paths)
         out.append("| " + " | ".join(header) + " |")
         out.append("|" + "---|" * len(header))
-        for step in ("write_single", "write_part", "cold", "warm", "warm_aged", "selective", "glob"):
-            for rows in rows_list:
-                cells = []
-                present = False
-                for path in paths:
-                    point = summary.get((profile, step, rows, path))
-                    if point:
-                        present = True
-                        per_gib = f"{point['cpu_per_gib']:.2f}" if point["cpu_per_gib"] is not None else "-"
-                        cells.append(f"{point['bytes'] / 2**20:.1f} MiB, {per_gib}, srv {point['server_cpu_s']:.2f}")
-                    else:
-                        cells.append("-")
-                if present:
-                    out.append(f"| {STEP_TITLES[step]} | {rows:,} | " + " | ".join(cells) + " |")
+        traffic_steps = ("write_single", "write_part", "cold", "warm", "warm_aged", "selective", "glob")
+        for step, rows, cells in _table_rows(summary, profile, traffic_steps, rows_list, paths, _traffic_cell):
+            out.append(f"| {STEP_TITLES[step]} | {rows:,} | " + " | ".join(cells) + " |")
         out.append("")
     out.append(
         f"Command: `{meta['command']}`; {meta['when']}; repeats {meta['repeats']}; DuckDB threads 1; "

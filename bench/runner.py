@@ -23,6 +23,7 @@ from datetime import datetime
 from pathlib import Path
 
 from bench import ceiling, datasets, plot, workload_bench
+from bench.child import run_module
 from bench.modes import MODES, WORKLOAD_CONFIGS, WorkloadMode
 from bench.results import Writer, setting_columns
 from bench.workloads import WORKLOADS
@@ -193,17 +194,7 @@ class Bench:
         self.measure(row, dataset.bytes, lambda: self.worker(spec))
 
     def worker(self, spec: dict) -> dict:
-        done = subprocess.run(
-            [sys.executable, "-m", "bench.worker", json.dumps(spec)],
-            cwd=REPO_ROOT,
-            capture_output=True,
-            text=True,
-            timeout=self.opts.timeout,
-            stdin=subprocess.DEVNULL,
-        )
-        if done.returncode != 0:
-            raise SystemExit(f"[bench] worker failed ({done.returncode}):\n{done.stderr[-3000:]}")
-        return json.loads(done.stdout)
+        return json.loads(run_module("bench.worker", [json.dumps(spec)], self.opts.timeout, "worker"))
 
 
 def write_meta(out: Path, opts, extension: Path | None, **fields):

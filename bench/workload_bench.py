@@ -16,6 +16,7 @@ from datetime import datetime
 from pathlib import Path
 
 from bench import workload_data
+from bench.child import run_module
 from bench.modes import WORKLOAD_CONFIGS, WorkloadConfig
 from bench.results import WORKLOAD_COLUMNS, Writer
 from bench.workloads import WORKLOADS, reference_answers
@@ -169,17 +170,8 @@ class WorkloadBench:
         spec_path = self.out / "worker-spec.json"
         spec_path.write_text(json.dumps(spec))
         cpu_before = self.rig.server_cpu_seconds()
-        done = subprocess.run(
-            [sys.executable, "-m", "bench.workload_worker", f"@{spec_path}"],
-            cwd=REPO_ROOT,
-            capture_output=True,
-            text=True,
-            timeout=self.opts.timeout,
-            stdin=subprocess.DEVNULL,
-        )
-        if done.returncode != 0:
-            raise SystemExit(f"[bench] {w.name} {config.label} failed ({done.returncode}):\n{done.stderr[-4000:]}")
-        result = json.loads(done.stdout)
+        stdout = run_module("bench.workload_worker", [f"@{spec_path}"], self.opts.timeout, f"{w.name} {config.label}")
+        result = json.loads(stdout)
         log_end, rchar_end = self._settled()
         cpu_after = self.rig.server_cpu_seconds()
         requests = count_requests(self.rig.access_log_path, result["log_offset"])

@@ -13,13 +13,10 @@ public constants of the emulator, not secrets). Everything started here is stopp
 exit, also on error; the processes also die with the Python thread that started them (PR_SET_PDEATHSIG).
 """
 
-import shutil
-import subprocess
-import tempfile
 from pathlib import Path
 
 from rig.paths import HTTPFS2_EXTENSION, REPO_ROOT, TOOLS_BIN, azure_extension, httpfs_extension
-from rig.s3rig import LOOPBACK, ToxiproxyControl, _cpu_seconds, _die_with_parent, _wait_for_port, free_port
+from rig.s3rig import LOOPBACK, ServerRig, _cpu_seconds, free_port
 
 AZURITE_VERSION = "3.37.0"  # keep equal to AZURITE_VERSION in scripts/setup_env.sh
 AZURITE_DIR = REPO_ROOT / ".tools" / "azurite"
@@ -56,13 +53,15 @@ def require_azurite():
         raise RuntimeError(f"{TOOLS_BIN / 'toxiproxy-server'} missing: run `bash scripts/setup_env.sh`")
 
 
-class AzuriteRig(ToxiproxyControl):
+class AzuriteRig(ServerRig):
     """azurite-blob on a free port behind toxiproxy; one container created on start.
 
     access_log=True keeps Azurite's one-line-per-request access log (request_log() returns it); off by default
     because writing it costs Azurite CPU on a 2-core machine."""
 
     proxy_name = PROXY_NAME
+    workdir_prefix = "httpfs2-azurite-"
+    start_timeout = 60.0
 
     def __init__(
         self, container: str = "test", profile: str | None = None, access_log: bool = False, extra_args: tuple = ()
@@ -71,40 +70,10 @@ class AzuriteRig(ToxiproxyControl):
         self.extra_args = list(extra_args)  # more azurite-blob options, e.g. ("--blobKeepAliveTimeout", "60")
         self.profile = profile
         self.access_log = access_log
-        self._processes: list[subprocess.Popen] = []
-        self._workdir: Path | None = None
-
-    # --- lifecycle ---
-
-    def __enter__(self) -> "AzuriteRig":
-        try:
-            self._start()
-        except BaseException:
-            self.close()
-            raise
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def _spawn(self, name: str, args: list, port: int) -> subprocess.Popen:
-        log = self._workdir / f"{name}.log"
-        process = subprocess.Popen(
-            args,
-            stdout=log.open("wb"),
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            cwd=self._workdir,
-            start_new_session=True,
-            preexec_fn=_die_with_parent,
-        )
-        self._processes.append(process)
-        _wait_for_port(port, process, log, timeout=60.0)
-        return process
+        super().__init__()
 
     def _start(self):
         require_azurite()
-        self._workdir = Path(tempfile.mkdtemp(prefix="httpfs2-azurite-"))
         data = self._workdir / "data"
         data.mkdir()
         self.blob_port, self.api_port, self.proxy_port = free_port(), free_port(), free_port()
@@ -124,21 +93,7 @@ class AzuriteRig(ToxiproxyControl):
             args.append("--silent")
         args += self.extra_args
         self.azurite = self._spawn("azurite", args, self.blob_port)
-        self.toxiproxy = self._spawn(
-            "toxiproxy",
-            [str(TOOLS_BIN / "toxiproxy-server"), "-host", LOOPBACK, "-port", str(self.api_port)],
-            self.api_port,
-        )
-        self._api(
-            "POST",
-            "/proxies",
-            {
-                "name": PROXY_NAME,
-                "listen": f"{LOOPBACK}:{self.proxy_port}",
-                "upstream": f"{LOOPBACK}:{self.blob_port}",
-                "enabled": True,
-            },
-        )
+        self._start_proxy(self.blob_port)
         from azure.storage.blob import BlobServiceClient
 
         # The Python client talks to Azurite directly: uploads done by the rig are not part of any measurement.
@@ -147,30 +102,11 @@ class AzuriteRig(ToxiproxyControl):
         if self.profile:
             self.set_profile(self.profile)
 
-    def close(self):
-        for process in self._processes:
-            if process.poll() is None:
-                process.terminate()
-        for process in self._processes:
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-        self._processes.clear()
-        if self._workdir is not None:
-            shutil.rmtree(self._workdir, ignore_errors=True)
-            self._workdir = None
-
     # --- endpoints, credentials, blobs ---
 
     @property
     def direct_endpoint(self) -> str:
         return f"{LOOPBACK}:{self.blob_port}"
-
-    @property
-    def proxy_endpoint(self) -> str:
-        return f"{LOOPBACK}:{self.proxy_port}"
 
     def connection_string(self, endpoint: str = "proxy") -> str:
         host = self.proxy_endpoint if endpoint == "proxy" else self.direct_endpoint

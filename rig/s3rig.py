@@ -138,7 +138,87 @@ class ToxiproxyControl:
         self._api("POST", f"/proxies/{self.proxy_name}", {"enabled": enabled})
 
 
-class S3Rig(ToxiproxyControl):
+class ServerRig(ToxiproxyControl):
+    """Servers run as child processes in a scratch folder. Use as a context manager: _start() (the subclass's)
+    spawns them; everything is stopped and the folder removed on exit, also when starting fails."""
+
+    workdir_prefix = "httpfs2-rig-"
+    start_timeout = 20.0  # seconds for a server to listen on its port
+
+    def __init__(self):
+        self._processes: list[subprocess.Popen] = []
+        self._workdir: Path | None = None
+
+    def __enter__(self):
+        try:
+            self._workdir = Path(tempfile.mkdtemp(prefix=self.workdir_prefix))
+            self._start()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _start(self):
+        raise NotImplementedError
+
+    def _spawn(self, name: str, args: list, port: int) -> subprocess.Popen:
+        log = self._workdir / f"{name}.log"
+        process = subprocess.Popen(
+            args,
+            stdout=log.open("wb"),
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            cwd=self._workdir,
+            start_new_session=True,
+            preexec_fn=_die_with_parent,
+        )
+        self._processes.append(process)
+        _wait_for_port(port, process, log, timeout=self.start_timeout)
+        return process
+
+    @property
+    def proxy_endpoint(self) -> str:
+        """Where DuckDB connects: the proxy, with the profile's toxics."""
+        return f"{LOOPBACK}:{self.proxy_port}"
+
+    def _start_proxy(self, upstream_port: int):
+        """toxiproxy on api_port, proxying proxy_port to the server's upstream_port (the proxy named proxy_name)."""
+        self.toxiproxy = self._spawn(
+            "toxiproxy",
+            [str(TOOLS_BIN / "toxiproxy-server"), "-host", LOOPBACK, "-port", str(self.api_port)],
+            self.api_port,
+        )
+        self._api(
+            "POST",
+            "/proxies",
+            {
+                "name": self.proxy_name,
+                "listen": f"{LOOPBACK}:{self.proxy_port}",
+                "upstream": f"{LOOPBACK}:{upstream_port}",
+                "enabled": True,
+            },
+        )
+
+    def close(self):
+        for process in self._processes:
+            if process.poll() is None:
+                process.terminate()
+        for process in self._processes:
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        self._processes.clear()
+        if self._workdir is not None:
+            shutil.rmtree(self._workdir, ignore_errors=True)
+            self._workdir = None
+
+
+class S3Rig(ServerRig):
     """Use as a context manager; everything it starts is stopped and removed on exit, also on error."""
 
     proxy_name = PROXY_NAME
@@ -155,38 +235,9 @@ class S3Rig(ToxiproxyControl):
         self.access_log = access_log
         self.access_key = access_key
         self.secret_key = secret_key
-        self._processes: list[subprocess.Popen] = []
-        self._workdir: Path | None = None
-
-    # --- lifecycle ---
-
-    def __enter__(self) -> "S3Rig":
-        try:
-            self._start()
-        except BaseException:
-            self.close()
-            raise
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def _spawn(self, name: str, args: list, port: int) -> subprocess.Popen:
-        log = self._workdir / f"{name}.log"
-        process = subprocess.Popen(
-            args,
-            stdout=log.open("wb"),
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-            preexec_fn=_die_with_parent,
-        )
-        self._processes.append(process)
-        _wait_for_port(port, process, log)
-        return process
+        super().__init__()
 
     def _start(self):
-        self._workdir = Path(tempfile.mkdtemp(prefix="httpfs2-rig-"))
         data = self._workdir / "data"
         data.mkdir()
         self.s3_port, self.api_port, self.proxy_port = free_port(), free_port(), free_port()
@@ -207,21 +258,7 @@ class S3Rig(ToxiproxyControl):
             ],
             self.s3_port,
         )
-        self.toxiproxy = self._spawn(
-            "toxiproxy",
-            [str(TOOLS_BIN / "toxiproxy-server"), "-host", LOOPBACK, "-port", str(self.api_port)],
-            self.api_port,
-        )
-        self._api(
-            "POST",
-            "/proxies",
-            {
-                "name": PROXY_NAME,
-                "listen": f"{LOOPBACK}:{self.proxy_port}",
-                "upstream": f"{LOOPBACK}:{self.s3_port}",
-                "enabled": True,
-            },
-        )
+        self._start_proxy(self.s3_port)
         self.s3 = boto3.client(
             "s3",
             endpoint_url=f"http://{self.direct_endpoint}",
@@ -232,30 +269,11 @@ class S3Rig(ToxiproxyControl):
         )
         self.s3.create_bucket(Bucket=self.bucket)
 
-    def close(self):
-        for process in self._processes:
-            if process.poll() is None:
-                process.terminate()
-        for process in self._processes:
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-        self._processes.clear()
-        if self._workdir is not None:
-            shutil.rmtree(self._workdir, ignore_errors=True)
-            self._workdir = None
-
     # --- endpoints and objects ---
 
     @property
     def direct_endpoint(self) -> str:
         return f"{LOOPBACK}:{self.s3_port}"
-
-    @property
-    def proxy_endpoint(self) -> str:
-        return f"{LOOPBACK}:{self.proxy_port}"
 
     def url(self, key: str) -> str:
         return f"s3://{self.bucket}/{key}"

@@ -4,6 +4,7 @@ import os
 
 import pytest
 
+from helpers import uncached
 from rig import S3Rig, duckdb_connect, serve_http
 
 
@@ -61,15 +62,9 @@ def http_dir(tmp_path_factory, big_object):
 @pytest.fixture
 def con(rig):
     """httpfs then httpfs2, the S3 secret on the proxy, external file cache off so every read reaches S3."""
-    connection = duckdb_connect(rig)
-    connection.execute("SET enable_external_file_cache = false")
-    yield connection
-    connection.close()
+    yield from uncached(duckdb_connect(rig))
 
 
 @pytest.fixture
 def native_con(rig):
-    connection = duckdb_connect(rig, load_httpfs2_too=False)
-    connection.execute("SET enable_external_file_cache = false")
-    yield connection
-    connection.close()
+    yield from uncached(duckdb_connect(rig, load_httpfs2_too=False))

@@ -19,3 +19,11 @@ def stats(con, filesystem: str = "S3FileSystem") -> dict:
     row = cursor.fetchone()
     assert row is not None, f"httpfs2_stats() has no row for {filesystem}: that filesystem was not wrapped"
     return dict(zip(names, row, strict=True))
+
+
+def uncached(connection):
+    """For a fixture: yields `connection` with DuckDB's external file cache off, so every read reaches the server,
+    and closes it afterwards."""
+    connection.execute("SET enable_external_file_cache = false")
+    yield connection
+    connection.close()

@@ -19,6 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from datetime import UTC
 
+from helpers import uncached  # noqa: E402
 from rig.azurite import ACCOUNT, ACCOUNT_KEY, AzuriteRig, azure_connect, azurite_installed, require_azurite  # noqa: E402
 
 AZURE_FS = "AzureBlobStorageFileSystem"
@@ -83,18 +84,13 @@ def big_blob(azurite):
 def az_con(azurite):
     """azure + httpfs2, parallel reads on, external file cache off so every read reaches Azurite."""
     connection = azure_connect(azurite)
-    connection.execute("SET enable_external_file_cache = false")
     apply(connection, PARALLEL)
-    yield connection
-    connection.close()
+    yield from uncached(connection)
 
 
 @pytest.fixture
 def native_az_con(azurite):
-    connection = azure_connect(azurite, httpfs2=False)
-    connection.execute("SET enable_external_file_cache = false")
-    yield connection
-    connection.close()
+    yield from uncached(azure_connect(azurite, httpfs2=False))
 
 
 def test_azurite_missing_gives_a_clear_error(monkeypatch, tmp_path):
