@@ -122,10 +122,8 @@ void IoPool::WorkerLoop(size_t index, Worker &self) {
 		}
 		self.woken = false;
 		idle.push_back(index);
+		// Woken for a task, it was taken off `idle`; woken to leave, the check above takes it off.
 		self.wake.wait(guard, [&] { return self.woken || stopping || index >= target; });
-		if (!self.woken) {
-			idle.erase(std::remove(idle.begin(), idle.end(), index), idle.end());
-		}
 	}
 }
 
