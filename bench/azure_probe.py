@@ -5,6 +5,7 @@ what client CPU per byte az:// costs against s3://.
     .venv/bin/python -m bench.azure_probe settings   # the same warm read under DuckDB cache settings (~1 min)
     .venv/bin/python -m bench.azure_probe stale      # what trusting size + Last-Modified alone would serve
     .venv/bin/python -m bench.azure_probe cpu [--mib 256]   # read_blob CPU s/GiB: az vs s3, buffer sizes (~5 min)
+    .venv/bin/python -m bench.azure_probe server [--mib 64] # Azurite's CPU per range GET by range size (~1 min)
     add --httpfs2 to load httpfs2 (parallel reads on) in the cache/settings/stale probes
 
 Requests are counted from DuckDB's own HTTP log (CALL enable_logging('HTTP'); the azure extension logs into it
@@ -12,8 +13,11 @@ too, azure_http_logging is on by default) and opens from the FileSystem log; byt
 """
 
 import argparse
+import os
+import statistics
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -147,9 +151,6 @@ def probe_cpu(azure_rig, s3_rig, mib, repeats):
     """read_blob of one random blob, fresh process per run, lan profile, external file cache off: client CPU s per
     GiB for az:// (azure_read_buffer_size / azure_read_transfer_chunk_size / transport) and s3:// (curl, httplib),
     and both with httpfs2 at two chunk sizes."""
-    import os
-    import statistics
-
     from rig.azurite import apply_profile
     from rig.paths import HTTPFS2_EXTENSION, azure_extension, httpfs_extension
 
@@ -227,11 +228,43 @@ def probe_cpu(azure_rig, s3_rig, mib, repeats):
         )
 
 
+def probe_server(azure_rig, mib, repeats):
+    """Azurite's own CPU to serve one blob in ranges of a given size, 4 at a time, from its direct endpoint.
+
+    Azurite (dist/src/blob/handlers/BlobHandler.js, downloadBlockBlobOrAppendBlob) computes the MD5 of every
+    response of at most 4 MiB whose blob has no stored MD5 for it (every partial read), reading the bytes from its
+    extent file twice, whether or not the client asked for one (real Azure does only on x-ms-range-get-content-md5).
+    Ranges of 4 MiB and of 4 MiB + 4 KiB make the same number of requests, so they show that cost alone."""
+    data = os.urandom(mib << 20)
+    azure_rig.put_blob("server-probe", data)
+    blob = azure_rig.container_client.get_blob_client("server-probe")
+
+    def fetch(offset, size):
+        return blob.download_blob(offset=offset, length=min(size, len(data) - offset), max_concurrency=1).readall()
+
+    print(f"\nAzurite CPU to serve a {mib} MiB blob in range GETs, 4 in flight, direct (no proxy), p50 of {repeats}")
+    print("| range size | requests | Azurite CPU s | ms per request | CPU s per GiB |")
+    print("|---|---|---|---|---|")
+    for size in (1 << 20, 4 << 20, (4 << 20) + 4096, 16 << 20):
+        offsets = range(0, len(data), size)
+        runs = []
+        for _ in range(repeats):
+            before = azure_rig.server_cpu_seconds()["azurite"]
+            with ThreadPoolExecutor(4) as pool:
+                got = b"".join(pool.map(fetch, offsets, [size] * len(offsets)))
+            if got != data:
+                raise RuntimeError(f"range size {size}: the bytes read differ from the blob")
+            runs.append(azure_rig.server_cpu_seconds()["azurite"] - before)
+        cpu = statistics.median(runs)
+        label = f"{size >> 20} MiB" + (f" + {(size & ((1 << 20) - 1)) >> 10} KiB" if size & ((1 << 20) - 1) else "")
+        print(f"| {label} | {len(offsets)} | {cpu:.2f} | {cpu * 1000 / len(offsets):.1f} | {cpu / (mib / 1024):.2f} |")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("probe", choices=("cache", "settings", "stale", "cpu"))
+    parser.add_argument("probe", choices=("cache", "settings", "stale", "cpu", "server"))
     parser.add_argument("--httpfs2", action="store_true")
-    parser.add_argument("--mib", type=int, default=256)
+    parser.add_argument("--mib", type=int, help="blob size (cpu: 256, server: 64)")
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     from rig import S3Rig
@@ -246,8 +279,10 @@ def main():
             probe_settings(azure_rig, s3_rig, args.httpfs2)
         elif args.probe == "stale":
             probe_stale(azure_rig, s3_rig, args.httpfs2)
+        elif args.probe == "server":
+            probe_server(azure_rig, args.mib or 64, args.repeats)
         else:
-            probe_cpu(azure_rig, s3_rig, args.mib, args.repeats)
+            probe_cpu(azure_rig, s3_rig, args.mib or 256, args.repeats)
 
 
 if __name__ == "__main__":

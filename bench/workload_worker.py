@@ -21,17 +21,22 @@ from bench.workloads import normalize_rows, same_rows
 from rig.s3rig import read_bytes
 
 PEAK_SUFFIX = "_peak"  # httpfs2_stats() columns that are maxima, not counters
+# Columns about what the whole database shares (the IO pool, the read-ahead budget, the cost model): every row
+# repeats them, so they are taken once, not summed.
+DATABASE_WIDE = ("io_threads", "read_ahead_memory_", "model_")
 
 
 def httpfs2_stats(con) -> dict:
-    """Every numeric column of httpfs2_stats(), summed over its rows (maxima for *_peak columns)."""
+    """Every numeric column of httpfs2_stats(): counters summed over its rows (one per wrapped filesystem), *_peak
+    columns and the database-wide ones as their largest value."""
     cursor = con.execute("SELECT * FROM httpfs2_stats()")
     names = [d[0] for d in cursor.description]
     totals = {}
     for row in cursor.fetchall():
         for name, value in zip(names, row, strict=True):
             if isinstance(value, (int, float)) and not isinstance(value, bool):
-                combine = max if name.endswith(PEAK_SUFFIX) else (lambda a, b: a + b)
+                largest = name.endswith(PEAK_SUFFIX) or name.startswith(DATABASE_WIDE)
+                combine = max if largest else (lambda a, b: a + b)
                 totals[name] = combine(totals[name], value) if name in totals else value
     return totals
 
