@@ -101,7 +101,9 @@ void WrappedFileSystem::AttachReadAhead(WrappedFileHandle &handle, optional_ptr<
 		// The file opened; only read-ahead's own handle did not. It is read without read-ahead.
 		return;
 	}
-	handle.read_ahead = duckdb::make_uniq<ReadAheadAttachment>(read_aheads, key, std::move(object));
+	// A weak ETag (W/"...") promises equivalent content, not the same bytes.
+	bool names_content = !version.etag.empty() && !duckdb::StringUtil::StartsWith(version.etag, "W/");
+	handle.read_ahead = duckdb::make_uniq<ReadAheadAttachment>(read_aheads, key, std::move(object), names_content);
 }
 
 static bool IsParquetPath(const string &path) {
@@ -219,6 +221,25 @@ void WrappedFileSystem::ReadWithReadAhead(WrappedFileHandle &handle, char *buffe
 	}
 	if (object.Inspect(read, buffer)) {
 		read_aheads.RememberLayout(handle.read_ahead->key, object.Layout());
+	}
+	RememberFooter(handle, read, buffer);
+}
+
+void WrappedFileSystem::RememberFooter(WrappedFileHandle &handle, const ByteRange &read, const char *buffer) {
+	// A Parquet footer read (from the end of the file, or the metadata before it when that did not fit), remembered
+	// so that the next open of this version (the scan after the bind, the next query) reads it without a request.
+	auto &attachment = *handle.read_ahead;
+	if (!attachment.has_etag || read.length > ReadAheadRegistry::MAX_FOOTER_BYTES ||
+	    read.End() + ReadAheadRegistry::MAX_FOOTER_BYTES < handle.file_size) {
+		return;
+	}
+	uint32_t metadata_length = 0;
+	if (read.End() != handle.file_size) {
+		read_aheads.ExtendFooter(attachment.key, read, buffer);
+	} else if (read.length >= ParquetFooter::TRAILER_SIZE &&
+	           ParquetFooter::ParseTrailer(buffer + read.length - ParquetFooter::TRAILER_SIZE, handle.file_size,
+	                                       metadata_length)) {
+		read_aheads.RememberFooter(attachment.key, read, buffer);
 	}
 }
 

@@ -61,6 +61,8 @@ struct ObjectReadAhead::Segment {
 	//! Still in the object's map; a dropped segment lives on only while a fetch or a reader holds it.
 	bool held = true;
 	bool charged = true;
+	//! Its bytes came from a remembered footer (Hold), not from a fetch.
+	bool remembered = false;
 	AllocatedBuffer data;
 };
 
@@ -133,11 +135,48 @@ void ObjectReadAhead::Prefetch(const std::vector<ByteRange> &ranges, const ReadA
 	for (auto &range : ranges) {
 		predicted.push_back(PredictedRange {range, range.length});
 	}
-	std::lock_guard<std::mutex> guard(lock);
-	if (!closed) {
+	std::shared_ptr<Segment> footer;
+	{
+		std::lock_guard<std::mutex> guard(lock);
+		if (closed) {
+			return;
+		}
 		last_tuning = tuning;
 		ScheduleLocked(predicted, tuning);
+		if (!layout && !segments.empty() && std::prev(segments.end())->second->remembered) {
+			footer = std::prev(segments.end())->second;
+		}
 	}
+	// A remembered footer is learned as a footer fetched ahead would be, when it arrived.
+	if (footer && footer->range.End() == file_size) {
+		LearnFooter(footer->range, footer->data.Get(), true);
+	}
+}
+
+bool ObjectReadAhead::Hold(const ByteRange &range, const std::string &bytes) {
+	if (range.length == 0 || bytes.size() != range.length || range.End() > file_size) {
+		return false;
+	}
+	std::lock_guard<std::mutex> guard(lock);
+	auto next = segments.lower_bound(range.offset);
+	bool overlaps = (next != segments.end() && next->second->range.offset < range.End()) ||
+	                (next != segments.begin() && std::prev(next)->second->range.End() > range.offset);
+	if (closed || overlaps || !budget.TryReserve(range.length)) {
+		return false;
+	}
+	// Kept until the object closes, however much of it was read: DuckDB reads parts of a footer again (bloom filters
+	// and page headers near it), and a footer is small.
+	auto segment = std::make_shared<Segment>(budget, range, UINT64_MAX);
+	segment->remembered = true;
+	try {
+		segment->data.Allocate(budget.Allocator(), range.length);
+	} catch (...) {
+		return false; // the segment gives its charge back
+	}
+	std::memcpy(segment->data.Get(), bytes.data(), range.length);
+	segment->state = Segment::State::READY;
+	segments.emplace(range.offset, std::move(segment));
+	return true;
 }
 
 void ObjectReadAhead::SharePatterns(std::shared_ptr<PatternMemory> patterns_p, std::string dataset_p) {
@@ -338,7 +377,7 @@ ServeResult ObjectReadAhead::Serve(const ByteRange &read, char *destination) {
 
 void ObjectReadAhead::ConsumeLocked(const std::shared_ptr<Segment> &segment, uint64_t bytes) {
 	segment->consumed += bytes;
-	stats.Add(Counter::READ_AHEAD_BYTES_USED, bytes);
+	stats.Add(segment->remembered ? Counter::FOOTER_BYTES_REUSED : Counter::READ_AHEAD_BYTES_USED, bytes);
 	if (segment->held && segment->consumed >= segment->useful_bytes) {
 		auto position = segments.find(segment->range.offset);
 		if (position != segments.end() && position->second == segment) {
@@ -354,7 +393,8 @@ ObjectReadAhead::SegmentMap::iterator ObjectReadAhead::DropLocked(SegmentMap::it
 		// Its task may sit in the pool's queue for a while yet; it will find the segment dropped and do nothing.
 		segment.ReleaseCharge();
 	}
-	if (segment.state == Segment::State::READY && segment.consumed < segment.range.length) {
+	// Remembered bytes were not fetched: none of them is wasted.
+	if (segment.state == Segment::State::READY && !segment.remembered && segment.consumed < segment.range.length) {
 		uint64_t unused = segment.range.length - std::min(segment.consumed, segment.range.length);
 		// Bytes merged in across gaps were never meant to be read: count only what falls short of the useful part.
 		uint64_t wasted = segment.consumed >= segment.useful_bytes ? 0 : unused;

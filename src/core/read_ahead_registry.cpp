@@ -7,6 +7,8 @@ namespace httpfs2 {
 
 constexpr size_t ReadAheadRegistry::LAYOUT_CACHE_ENTRIES;
 constexpr size_t ReadAheadRegistry::MAX_PINNED;
+constexpr uint64_t ReadAheadRegistry::FOOTER_CACHE_BYTES;
+constexpr uint64_t ReadAheadRegistry::MAX_FOOTER_BYTES;
 
 ReadAheadRegistry::~ReadAheadRegistry() {
 	CloseAll();
@@ -40,10 +42,7 @@ ReadAheadRegistry::Attach(const std::string &key, const std::function<std::share
 			objects.erase(key);
 			throw;
 		}
-		auto layout = layout_index.find(key);
-		if (layout != layout_index.end()) {
-			entry.object->UseLayout(layout->second->second);
-		}
+		ApplyKnownLocked(key, *entry.object, true);
 	}
 	entry.handles++;
 	entry.pinned = false;
@@ -68,6 +67,9 @@ ReadAheadRegistry::Pin(const std::string &key, const std::function<std::shared_p
 			pinned.pop_front();
 		}
 		object = create();
+		// Without the layout: the footer, once prefetched (from these bytes), is parsed as one fetched ahead of any
+		// reader, which fetches the first row group too.
+		ApplyKnownLocked(key, *object, false);
 		auto &entry = objects[key];
 		entry.object = object;
 		entry.pinned = true;
@@ -109,28 +111,96 @@ void ReadAheadRegistry::Retire(std::shared_ptr<ObjectReadAhead> object) {
 	}
 }
 
+ReadAheadRegistry::Known &ReadAheadRegistry::TouchLocked(const std::string &key) {
+	auto position = known_index.find(key);
+	if (position != known_index.end()) {
+		known.splice(known.begin(), known, position->second);
+	} else {
+		known.emplace_front(key, Known());
+		known_index[key] = known.begin();
+	}
+	return known.front().second;
+}
+
+void ReadAheadRegistry::TrimLocked() {
+	while (known.size() > LAYOUT_CACHE_ENTRIES) {
+		footer_bytes -= known.back().second.footer.length;
+		known_index.erase(known.back().first);
+		known.pop_back();
+	}
+	for (auto position = known.rbegin(); footer_bytes > FOOTER_CACHE_BYTES && position != known.rend(); ++position) {
+		footer_bytes -= position->second.footer.length;
+		position->second.footer = ByteRange {0, 0};
+		position->second.footer_bytes.reset();
+	}
+}
+
+void ReadAheadRegistry::ApplyKnownLocked(const std::string &key, ObjectReadAhead &object, bool with_layout) {
+	if (known_index.count(key) == 0) {
+		return;
+	}
+	auto &entry = TouchLocked(key);
+	if (entry.layout && with_layout) {
+		object.UseLayout(entry.layout);
+	}
+	if (entry.footer_bytes) {
+		object.Hold(entry.footer, *entry.footer_bytes);
+	}
+}
+
 void ReadAheadRegistry::RememberLayout(const std::string &key, std::shared_ptr<const ParquetLayout> layout) {
 	std::lock_guard<std::mutex> guard(lock);
-	auto known = layout_index.find(key);
-	if (known != layout_index.end()) {
-		layouts.erase(known->second);
+	TouchLocked(key).layout = std::move(layout);
+	TrimLocked();
+}
+
+void ReadAheadRegistry::RememberFooter(const std::string &key, const ByteRange &range, const char *data) {
+	if (range.length == 0 || range.length > MAX_FOOTER_BYTES) {
+		return;
 	}
-	layouts.emplace_front(key, std::move(layout));
-	layout_index[key] = layouts.begin();
-	if (layouts.size() > LAYOUT_CACHE_ENTRIES) {
-		layout_index.erase(layouts.back().first);
-		layouts.pop_back();
+	std::lock_guard<std::mutex> guard(lock);
+	auto &entry = TouchLocked(key);
+	if (entry.footer_bytes && entry.footer.offset <= range.offset && entry.footer.End() >= range.End()) {
+		return;
 	}
+	footer_bytes -= entry.footer.length;
+	entry.footer = range;
+	entry.footer_bytes = std::make_shared<const std::string>(data, range.length);
+	footer_bytes += range.length;
+	TrimLocked();
+}
+
+void ReadAheadRegistry::ExtendFooter(const std::string &key, const ByteRange &range, const char *data) {
+	std::lock_guard<std::mutex> guard(lock);
+	auto position = known_index.find(key);
+	if (position == known_index.end()) {
+		return;
+	}
+	auto &entry = position->second->second;
+	if (!entry.footer_bytes || range.offset >= entry.footer.offset || range.End() < entry.footer.offset ||
+	    entry.footer.End() - range.offset > MAX_FOOTER_BYTES) {
+		return;
+	}
+	auto bytes = std::make_shared<std::string>(data, entry.footer.offset - range.offset);
+	bytes->append(*entry.footer_bytes);
+	footer_bytes += entry.footer.offset - range.offset;
+	entry.footer = ByteRange {range.offset, bytes->size()};
+	entry.footer_bytes = std::move(bytes);
+	TouchLocked(key);
+	TrimLocked();
 }
 
 std::shared_ptr<const ParquetLayout> ReadAheadRegistry::KnownLayout(const std::string &key) {
 	std::lock_guard<std::mutex> guard(lock);
-	auto known = layout_index.find(key);
-	if (known == layout_index.end()) {
+	if (known_index.count(key) == 0) {
 		return nullptr;
 	}
-	layouts.splice(layouts.begin(), layouts, known->second);
-	return known->second->second;
+	return TouchLocked(key).layout;
+}
+
+uint64_t ReadAheadRegistry::FooterBytes() {
+	std::lock_guard<std::mutex> guard(lock);
+	return footer_bytes;
 }
 
 size_t ReadAheadRegistry::OpenObjects() {

@@ -74,7 +74,8 @@ def test_parquet_answers_equal_native_and_come_from_read_ahead(con, native_con, 
     # The footer and the first row group are the reader's; most of the rest was fetched ahead and used.
     assert counters["read_ahead_requests"] > 0
     assert counters["read_ahead_bytes_used"] > 0.7 * counters["bytes_read"], counters
-    assert counters["reads_served_whole"] > 0.5 * counters["reads"], counters
+    # Most reads found their bytes held, all or (when scan threads overtake the fetches) some of them.
+    assert counters["reads_served_whole"] + counters["reads_served_partly"] > 0.5 * counters["reads"], counters
     # What was fetched ahead was used: little was fetched for nothing.
     assert counters["read_ahead_bytes_wasted"] <= 0.25 * counters["bytes_read"], counters
 
@@ -152,6 +153,26 @@ def test_only_the_opened_version_is_served(con, rig):
         assert con.execute("SELECT sha256(content) FROM read_blob(?)", [url]).fetchone()[0] == sha256(data)
         got = con.execute("SELECT sha256(httpfs2_read_range(?, 1000, 5000000, true))", [url]).fetchone()[0]
         assert got == sha256(data[1000:5001000])
+
+
+def test_a_footer_is_reused_only_for_the_same_object_version(con, native_con, rig):
+    """The footer a query read is served to the later opens of the same version (the next query) without a
+    request; a file overwritten in between (a new ETag) is read afresh. Versions of the same size and of another
+    size, each answer checked against native httpfs."""
+    enable(con)
+    key = "read_ahead/footer.parquet"
+    sql = f"SELECT count(*), sum(i), sum(hash(s)), sum(k) FROM read_parquet('{rig.url(key)}')"
+    with tempfile.TemporaryDirectory() as tmp:
+        for seed, rows in ((0, 20_000), (5, 20_000), (0, 30_000)):
+            path = Path(tmp) / f"v{seed}-{rows}.parquet"
+            make_parquet(path, rows, 5000, seed=seed)
+            rig.s3.upload_file(str(path), rig.bucket, key)
+            expected = native_con.execute(sql).fetchall()
+            assert con.execute(sql).fetchall() == expected
+            reused = stats(con)["footer_bytes_reused"]
+            assert con.execute(sql).fetchall() == expected
+            # The second query's footer reads came from memory.
+            assert stats(con)["footer_bytes_reused"] > reused
 
 
 def test_interrupt_stops_read_ahead_and_frees_its_memory(con, rig, lineitem_like):

@@ -89,6 +89,15 @@ private:
 	std::vector<ByteRange> failing;
 };
 
+//! Polls `done` every millisecond for up to `limit` milliseconds; its last answer.
+template <class Predicate>
+bool WaitFor(Predicate done, int limit = 2000) {
+	for (int i = 0; i < limit && !done(); i++) {
+		std::this_thread::sleep_for(std::chrono::milliseconds(1));
+	}
+	return done();
+}
+
 ReadAheadTuning Tuning(uint64_t max_ahead, uint64_t merge_gap = 16 * KiB) {
 	ReadAheadTuning tuning;
 	tuning.limits.max_ahead_bytes = max_ahead;
@@ -579,8 +588,62 @@ TEST(ObjectReadAhead, AFooterFetchedAheadStartsTheFirstRowGroupWithTheDatasetsPa
 	ReaderRead(second_reader, second_store, tuning, chunk.offset, chunk.length, out, &result);
 	EXPECT_TRUE(result.gaps.empty());
 	EXPECT_EQ(std::memcmp(out.data(), bytes.data() + chunk.offset, chunk.length), 0);
+
+	// A third file whose footer bytes are remembered (held, not fetched): the same, with only the chunk requested.
+	SimulatedStore third_store(bytes, std::chrono::microseconds(1000));
+	auto third = std::make_shared<ObjectReadAhead>(pool, budget, stats, model, size, third_store.Fetcher());
+	third->SharePatterns(patterns, "s3://bucket/dataset/");
+	ASSERT_TRUE(third->Hold(ByteRange {size - tail, tail}, std::string(bytes.data() + size - tail, tail)));
+	third->Prefetch({ByteRange {size - tail, tail}}, tuning);
+	ASSERT_TRUE(WaitFor([&] { return !third_store.Requests().empty(); }));
+	ASSERT_NE(third->Layout(), nullptr);
+	requests = third_store.Requests();
+	ASSERT_EQ(requests.size(), 1u);
+	EXPECT_EQ(requests[0].offset, chunk.offset);
 	first->Close();
 	second->Close();
+	third->Close();
+}
+
+TEST(ObjectReadAhead, AHeldFooterIsServedWithoutARequestWithinTheBudgetAndNeverWasted) {
+	Fixture fixture(4 * MiB, 1 * MiB);
+	auto &data = fixture.store.data;
+	ByteRange tail {data.size() - 64 * KiB, 64 * KiB};
+	std::string bytes(data.data() + tail.offset, tail.length);
+	ASSERT_TRUE(fixture.object->Hold(tail, bytes));
+	EXPECT_EQ(fixture.budget.InUse(), tail.length);
+	// Overlapping what is held, of the wrong size, or past the budget: refused, nothing held.
+	EXPECT_FALSE(fixture.object->Hold(ByteRange {tail.offset - KiB, 2 * KiB}, std::string(2 * KiB, 'x')));
+	EXPECT_FALSE(fixture.object->Hold(ByteRange {0, KiB}, std::string(10, 'x')));
+	EXPECT_FALSE(fixture.object->Hold(ByteRange {0, MiB}, std::string(MiB, 'x')));
+	EXPECT_EQ(fixture.budget.InUse(), tail.length);
+
+	auto tuning = Tuning(0);
+	std::vector<char> out;
+	ServeResult result;
+	// DuckDB's reads of a footer: the trailer, then the whole tail.
+	ReaderRead(*fixture.reader, fixture.store, tuning, data.size() - 8, 8, out, &result);
+	EXPECT_TRUE(result.gaps.empty());
+	EXPECT_EQ(std::memcmp(out.data(), data.data() + data.size() - 8, 8), 0);
+	ReaderRead(*fixture.reader, fixture.store, tuning, tail.offset, tail.length, out, &result);
+	EXPECT_TRUE(result.gaps.empty());
+	EXPECT_EQ(std::memcmp(out.data(), data.data() + tail.offset, tail.length), 0);
+	EXPECT_TRUE(fixture.store.Requests().empty());
+	// Read whole, it stays held for reads of parts of it again.
+	ReaderRead(*fixture.reader, fixture.store, tuning, tail.offset + 100, 47, out, &result);
+	EXPECT_TRUE(result.gaps.empty());
+	EXPECT_EQ(std::memcmp(out.data(), data.data() + tail.offset + 100, 47), 0);
+	EXPECT_TRUE(fixture.store.Requests().empty());
+	auto stats = fixture.stats.Snapshot();
+	EXPECT_EQ(stats.Get(Counter::FOOTER_BYTES_REUSED), tail.length + 8 + 47);
+	EXPECT_EQ(stats.Get(Counter::READ_AHEAD_BYTES_USED), 0u);
+	EXPECT_EQ(fixture.budget.InUse(), tail.length);
+
+	// Freed at close, and not counted as wasted (nothing was fetched).
+	fixture.object->Close();
+	EXPECT_EQ(fixture.budget.InUse(), 0u);
+	EXPECT_EQ(fixture.stats.Snapshot().Get(Counter::READ_AHEAD_BYTES_WASTED), 0u);
+	EXPECT_FALSE(fixture.object->Hold(tail, bytes));
 }
 
 TEST(ObjectReadAhead, TwoScansOfOneFileWithOtherColumnsEachPredictForThemselves) {
@@ -658,13 +721,58 @@ TEST(ReadAheadRegistry, HandlesOfOneVersionShareAnObjectAndTheLastClosesIt) {
 	EXPECT_EQ(registry.KnownLayout("s3://b/k\netag2"), nullptr);
 }
 
-//! Polls `done` every millisecond for up to `limit` milliseconds; its last answer.
-template <class Predicate>
-bool WaitFor(Predicate done, int limit = 2000) {
-	for (int i = 0; i < limit && !done(); i++) {
-		std::this_thread::sleep_for(std::chrono::milliseconds(1));
+TEST(ReadAheadRegistry, AFooterRememberedForAVersionIsHeldByItsNextObjectsOnly) {
+	RegistryParts parts(32 * MiB, std::chrono::microseconds(100));
+	ReadAheadRegistry registry;
+	auto create = [&] {
+		return parts.Create();
+	};
+	std::string footer(256 * KiB, 'f');
+	ByteRange tail {parts.size - footer.size(), footer.size()};
+	registry.RememberFooter("s3://b/k\netag1", tail, footer.data());
+	EXPECT_EQ(registry.FooterBytes(), tail.length);
+	// A range within it changes nothing; one past the limit per file is not remembered.
+	registry.RememberFooter("s3://b/k\netag1", ByteRange {parts.size - 8, 8}, footer.data());
+	registry.RememberFooter("s3://b/big\netag1", ByteRange {0, ReadAheadRegistry::MAX_FOOTER_BYTES + 1},
+	                        std::string(ReadAheadRegistry::MAX_FOOTER_BYTES + 1, 'x').data());
+	EXPECT_EQ(registry.FooterBytes(), tail.length);
+
+	// The metadata read again from before the tail (it did not fit in it) joins it; a read short of it does not.
+	std::string metadata(300, 'm');
+	registry.ExtendFooter("s3://b/k\netag1", ByteRange {tail.offset - 400, 100}, metadata.data());
+	registry.ExtendFooter("s3://b/k\netag1", ByteRange {tail.offset - 200, 300}, metadata.data());
+	tail = ByteRange {tail.offset - 200, tail.length + 200};
+	EXPECT_EQ(registry.FooterBytes(), tail.length);
+
+	auto same = registry.Attach("s3://b/k\netag1", create);
+	auto other_version = registry.Attach("s3://b/k\netag2", create);
+	EXPECT_EQ(same->HeldBytes(), tail.length);
+	EXPECT_EQ(other_version->HeldBytes(), 0u);
+	std::vector<char> out(8);
+	auto served = same->Serve(ByteRange {parts.size - 8, 8}, out.data());
+	EXPECT_TRUE(served.gaps.empty());
+	EXPECT_EQ(std::string(out.begin(), out.end()), "ffffffff");
+	served = same->Serve(ByteRange {tail.offset + 196, 8}, out.data());
+	EXPECT_TRUE(served.gaps.empty());
+	EXPECT_EQ(std::string(out.begin(), out.end()), "mmmmffff");
+	EXPECT_TRUE(parts.store.Requests().empty());
+	registry.Detach("s3://b/k\netag1");
+	registry.Detach("s3://b/k\netag2");
+
+	// The footers of the least recently used versions go first, past FOOTER_CACHE_BYTES in all.
+	std::string large(ReadAheadRegistry::MAX_FOOTER_BYTES, 'x');
+	ByteRange large_tail {parts.size - large.size(), large.size()};
+	size_t files = ReadAheadRegistry::FOOTER_CACHE_BYTES / large.size() + 2;
+	for (size_t i = 0; i < files; i++) {
+		registry.RememberFooter("s3://b/file" + std::to_string(i) + "\netag", large_tail, large.data());
 	}
-	return done();
+	EXPECT_LE(registry.FooterBytes(), ReadAheadRegistry::FOOTER_CACHE_BYTES);
+	auto oldest = registry.Attach("s3://b/file0\netag", create);
+	auto newest = registry.Attach("s3://b/file" + std::to_string(files - 1) + "\netag", create);
+	EXPECT_EQ(oldest->HeldBytes(), 0u);
+	EXPECT_EQ(newest->HeldBytes(), large.size());
+	registry.CloseAll();
+	EXPECT_EQ(parts.budget.InUse(), 0u);
 }
 
 TEST(ReadAheadRegistry, LastDetachDoesNotWaitForFetchesInFlight) {

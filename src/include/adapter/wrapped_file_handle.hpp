@@ -83,7 +83,8 @@ private:
 //! handle's detach frees the object's read-ahead.
 class ReadAheadAttachment {
 public:
-	ReadAheadAttachment(ReadAheadRegistry &registry, std::string key, std::shared_ptr<ObjectReadAhead> object);
+	ReadAheadAttachment(ReadAheadRegistry &registry, std::string key, std::shared_ptr<ObjectReadAhead> object,
+	                    bool has_etag);
 	~ReadAheadAttachment();
 	ReadAheadAttachment(const ReadAheadAttachment &) = delete;
 	ReadAheadAttachment &operator=(const ReadAheadAttachment &) = delete;
@@ -92,6 +93,9 @@ public:
 	//! Path and version (ETag, last modified, size): read-ahead is shared only by handles on the same version.
 	const std::string key;
 	const std::shared_ptr<ObjectReadAhead> object;
+	//! The version has a strong ETag, which names its content: only then are its footer's bytes remembered past
+	//! this open (a size and a Last-Modified of 1-second resolution do not tell two versions apart).
+	const bool has_etag;
 	//! This handle's own predictions over the object's shared read-ahead.
 	ReadAheadReader reader;
 };

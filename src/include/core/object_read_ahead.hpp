@@ -88,8 +88,13 @@ public:
 	//! Shows the predictor the bytes a reader got: a Parquet footer switches it to row-group prediction. True once,
 	//! for the first call after the layout was learned (here or from a footer fetched ahead).
 	bool Inspect(const ByteRange &read, const char *data);
-	//! Fetches `ranges` (e.g. a footer about to be read) unless held already.
+	//! Fetches `ranges` (e.g. a footer about to be read) unless held already. A footer held (Hold) and not yet
+	//! parsed is parsed now, as a footer fetched ahead of any reader is when it arrives.
 	void Prefetch(const std::vector<ByteRange> &ranges, const ReadAheadTuning &tuning);
+	//! Holds `bytes`, the contents of `range`, as if fetched: a footer remembered from an earlier open of this
+	//! object version. Charged to the budget like a fetch, and held until the object closes (readers read parts of a
+	//! footer again); false, holding nothing, when it does not fit in the budget or overlaps what is held already.
+	bool Hold(const ByteRange &range, const std::string &bytes);
 	//! Predicts from a layout learned earlier (by another handle, or a previous open of the same version).
 	void UseLayout(std::shared_ptr<const ParquetLayout> layout);
 	//! Shares column patterns with the other files of `dataset`: this object records what its readers read, and

@@ -56,6 +56,8 @@ enum class Counter : size_t {
 	VERSION_REQUESTS,
 	//! Handles of the wrapped filesystem opened (on Azure each costs a HEAD); opened only when first needed.
 	INNER_OPENS,
+	//! Bytes readers got from Parquet footers remembered from an earlier open of the same object version.
+	FOOTER_BYTES_REUSED,
 	COUNT
 };
 
@@ -94,6 +96,7 @@ constexpr CounterSpec COUNTER_SPECS[] = {
     {Counter::READS_WAITED, "reads_waited"},
     {Counter::VERSION_REQUESTS, "version_requests"},
     {Counter::INNER_OPENS, "inner_opens"},
+    {Counter::FOOTER_BYTES_REUSED, "footer_bytes_reused"},
 };
 static_assert(sizeof(COUNTER_SPECS) / sizeof(COUNTER_SPECS[0]) == COUNTER_COUNT, "every counter needs a column");
 
