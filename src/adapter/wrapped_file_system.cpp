@@ -229,7 +229,7 @@ void WrappedFileSystem::RememberFooter(WrappedFileHandle &handle, const ByteRang
 	// A Parquet footer read (from the end of the file, or the metadata before it when that did not fit), remembered
 	// so that the next open of this version (the scan after the bind, the next query) reads it without a request.
 	auto &attachment = *handle.read_ahead;
-	if (!attachment.has_etag || read.length > ReadAheadRegistry::MAX_FOOTER_BYTES ||
+	if (!attachment.strong_etag || read.length > ReadAheadRegistry::MAX_FOOTER_BYTES ||
 	    read.End() + ReadAheadRegistry::MAX_FOOTER_BYTES < handle.file_size) {
 		return;
 	}

@@ -143,12 +143,13 @@ void ObjectReadAhead::Prefetch(const std::vector<ByteRange> &ranges, const ReadA
 		}
 		last_tuning = tuning;
 		ScheduleLocked(predicted, tuning);
-		if (!layout && !segments.empty() && std::prev(segments.end())->second->remembered) {
-			footer = std::prev(segments.end())->second;
+		auto last = segments.empty() ? nullptr : std::prev(segments.end())->second;
+		if (!layout && last && last->remembered && last->range.End() == file_size) {
+			footer = std::move(last);
 		}
 	}
 	// A remembered footer is learned as a footer fetched ahead would be, when it arrived.
-	if (footer && footer->range.End() == file_size) {
+	if (footer) {
 		LearnFooter(footer->range, footer->data.Get(), true);
 	}
 }

@@ -573,9 +573,7 @@ TEST(ObjectReadAhead, AFooterFetchedAheadStartsTheFirstRowGroupWithTheDatasetsPa
 
 	// The second file's footer is fetched ahead of any reader: its row group 0, column 1 follows on its own.
 	second->Prefetch({ByteRange {size - tail, tail}}, tuning);
-	for (int i = 0; i < 400 && second_store.Requests().size() < 2; i++) {
-		std::this_thread::sleep_for(std::chrono::milliseconds(5));
-	}
+	WaitFor([&] { return second_store.Requests().size() >= 2; });
 	auto requests = second_store.Requests();
 	ASSERT_EQ(requests.size(), 2u);
 	EXPECT_EQ(requests[1].offset, chunk.offset);

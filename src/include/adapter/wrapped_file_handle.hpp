@@ -84,7 +84,7 @@ private:
 class ReadAheadAttachment {
 public:
 	ReadAheadAttachment(ReadAheadRegistry &registry, std::string key, std::shared_ptr<ObjectReadAhead> object,
-	                    bool has_etag);
+	                    bool strong_etag);
 	~ReadAheadAttachment();
 	ReadAheadAttachment(const ReadAheadAttachment &) = delete;
 	ReadAheadAttachment &operator=(const ReadAheadAttachment &) = delete;
@@ -95,7 +95,7 @@ public:
 	const std::shared_ptr<ObjectReadAhead> object;
 	//! The version has a strong ETag, which names its content: only then are its footer's bytes remembered past
 	//! this open (a size and a Last-Modified of 1-second resolution do not tell two versions apart).
-	const bool has_etag;
+	const bool strong_etag;
 	//! This handle's own predictions over the object's shared read-ahead.
 	ReadAheadReader reader;
 };

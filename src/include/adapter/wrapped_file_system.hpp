@@ -148,7 +148,7 @@ private:
 	ReadAheadTuning TuningFor(const ParallelReadSettings &settings) const;
 	//! Serves a read from read-ahead where it can, reads the rest for the reader, and tells the predictor.
 	void ReadWithReadAhead(WrappedFileHandle &handle, char *buffer, duckdb::idx_t nr_bytes, duckdb::idx_t location);
-	//! Remembers the bytes of `read` when it is a Parquet footer read of a version with an ETag.
+	//! Remembers the bytes of `read` when it is a Parquet footer read of a version with a strong ETag.
 	void RememberFooter(WrappedFileHandle &handle, const ByteRange &read, const char *buffer);
 	//! A positional read on the reader's behalf: split across the IO pool when large enough, else passed through.
 	void ReadForReader(WrappedFileHandle &handle, void *buffer, int64_t nr_bytes, duckdb::idx_t location);
