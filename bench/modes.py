@@ -78,12 +78,18 @@ AUTO_ADAPTIVE = Config(h2(fanout=8, auto=True, adaptive=True))
 class WorkloadConfig:
     """A configuration of the workload modes. settings: what the worker SETs (None: native, httpfs2 not loaded);
     optional: settings left out, not an error, when the build lacks them (read-ahead before it landed);
-    fallback: the configuration measured instead when this one's settings do not exist."""
+    fallback: the configuration measured instead when this one's settings do not exist; local: the query reads the
+    local copy of the data instead of the rig (no network, no request)."""
 
     label: str
     settings: dict | None
     optional: tuple = ()
     fallback: str | None = None
+    local: bool = False
+
+    @property
+    def engine(self) -> str:
+        return "local" if self.local else "native" if self.settings is None else "httpfs2"
 
 
 RA = "httpfs2_read_ahead_enabled"
@@ -94,6 +100,8 @@ WORKLOAD_CONFIGS = {
         # Parallel range splitting alone: what httpfs2 did before read-ahead.
         WorkloadConfig("httpfs2 split", {PREFIX + "enabled": True, RA: False}, optional=(RA,)),
         WorkloadConfig("httpfs2", {PREFIX + "enabled": True, RA: True}, fallback="httpfs2 split"),
+        # The same query on the local files the rig serves: the floor no remote read can go under at these threads.
+        WorkloadConfig("local", None, local=True),
     ]
 }
 
@@ -129,8 +137,8 @@ MODES = {
         configs=("native", "httpfs2"),
         max_repeats={"tpch-22": 1},
     ),
-    # Issue 9's whole matrix: every workload, native vs splitting alone vs read-ahead.
-    "workloads": WorkloadMode(workloads=ALL_WORKLOADS),
+    # Issue 9's whole matrix: every workload, native vs splitting alone vs read-ahead, and the local floor.
+    "workloads": WorkloadMode(workloads=ALL_WORKLOADS, configs=("native", "httpfs2 split", "httpfs2", "local")),
     # The earlier demo: read_blob MiB/s at two latencies, threads 1 2, and the parquet probe at 50 ms.
     "blob-demo": Mode(
         blob=[NATIVE, RECOMMENDED, BEST],

@@ -134,10 +134,10 @@ class WorkloadBench:
                                         "client": client,
                                         "duckdb_threads": threads,
                                         "repeat": repeat,
-                                        "engine": "native" if config.settings is None else "httpfs2",
+                                        "engine": config.engine,
                                         "config": config.label,
                                     }
-                                    self.measure(row, w, config, base)
+                                    self.measure(row, w, config, str(workload_data.CACHE) if config.local else base)
         self.writer.close()
 
     def _settled(self) -> tuple:
