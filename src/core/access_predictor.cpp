@@ -123,7 +123,7 @@ void ParquetPredictor::EnterGroup(int64_t group) {
 		furthest_group = group;
 		return;
 	}
-	bool in_order = furthest_group >= 0 ? group <= furthest_group + IN_ORDER_SLACK : group == 0;
+	bool in_order = furthest_group >= 0 ? group <= furthest_group + Slack() : group == 0;
 	if (!in_order) {
 		cautious = true;
 		in_order_streak = 0;
@@ -140,6 +140,12 @@ void ParquetPredictor::EnterGroup(int64_t group) {
 		window_groups = START_WINDOW_GROUPS;
 	}
 	furthest_group = group;
+}
+
+bool ParquetPredictor::Joins(const ByteRange &read) const {
+	int64_t group = GroupOf(read.offset);
+	return furthest_group >= 0 && group >= 0 && read.End() <= data_end &&
+	       group + static_cast<int64_t>(DROP_LAG_GROUPS) >= furthest_group && group <= furthest_group + Slack();
 }
 
 std::vector<PredictedRange> ParquetPredictor::GroupRanges(size_t group, const std::vector<bool> &columns,
@@ -236,8 +242,10 @@ Prediction ParquetPredictor::OnRead(const ByteRange &read, const PredictionLimit
 		// The row groups already predicted get the new columns too (what is held already is not fetched again).
 		predicted_through = std::min(predicted_through, furthest_group);
 	}
-	if (static_cast<uint64_t>(furthest_group) > DROP_LAG_GROUPS) {
-		prediction.drop_before = layout->row_groups[static_cast<size_t>(furthest_group) - DROP_LAG_GROUPS].span.offset;
+	// From this read's group, not the furthest: the threads of a scan share this predictor, and each tells where it
+	// is itself.
+	if (static_cast<uint64_t>(group) > DROP_LAG_GROUPS) {
+		prediction.drop_before = layout->row_groups[static_cast<size_t>(group) - DROP_LAG_GROUPS].span.offset;
 	}
 
 	uint64_t ahead_bytes = 0;

@@ -101,18 +101,45 @@ void ObjectReadAhead::RemoveReader(uint64_t reader) {
 	reader_drop_points.erase(reader);
 }
 
-void ObjectReadAhead::Observe(uint64_t reader, AccessPredictor &predictor, const ByteRange &read,
+void ObjectReadAhead::Observe(uint64_t reader, std::shared_ptr<AccessPredictor> &predictor, const ByteRange &read,
                               const ReadAheadTuning &tuning) {
 	std::lock_guard<std::mutex> guard(lock);
 	if (closed || read.length == 0) {
 		return;
 	}
 	last_tuning = tuning;
-	auto prediction = predictor.OnRead(read, tuning.limits);
-	RememberPatternLocked(predictor);
+	// Predictors are used under this lock only, so readers may share one.
+	JoinScanLocked(predictor, read);
+	auto prediction = predictor->OnRead(read, tuning.limits);
+	RememberPatternLocked(*predictor);
 	reader_drop_points[reader] = prediction.drop_before;
 	DropPassedLocked();
 	ScheduleLocked(prediction.ranges, tuning);
+}
+
+void ObjectReadAhead::JoinScanLocked(std::shared_ptr<AccessPredictor> &predictor, const ByteRange &read) {
+	auto parquet = std::dynamic_pointer_cast<ParquetPredictor>(predictor);
+	if (!parquet || parquet->Started()) {
+		return;
+	}
+	bool registered = false;
+	for (auto position = scans.begin(); position != scans.end();) {
+		auto scan = position->lock();
+		if (!scan) {
+			position = scans.erase(position);
+			continue;
+		}
+		if (scan != parquet && scan->Joins(read)) {
+			scan->AddThread();
+			predictor = std::move(scan);
+			return;
+		}
+		registered = registered || scan == parquet;
+		++position;
+	}
+	if (!registered) {
+		scans.push_back(std::move(parquet));
+	}
 }
 
 void ObjectReadAhead::DropPassedLocked() {
@@ -542,7 +569,7 @@ void ReadAheadReader::Observe(const ByteRange &read, const ReadAheadTuning &tuni
 		predictor = object->NewPredictor();
 		predicts_row_groups = true;
 	}
-	object->Observe(id, *predictor, read, tuning);
+	object->Observe(id, predictor, read, tuning);
 }
 
 } // namespace httpfs2

@@ -110,8 +110,12 @@ private:
 //! stops early without warning. So once row groups were skipped (or the scan started past the first one) it is
 //! cautious: one row group ahead, and only its lead columns (those DuckDB reads first in a row group: a filtered
 //! scan reads its filter columns first and the rest only when rows pass), until CAUTIOUS_STREAK row groups came in
-//! order again. A jump of up to IN_ORDER_SLACK row groups counts as in order: scan threads claim row groups
-//! concurrently, so their reads interleave.
+//! order again. A jump of up to IN_ORDER_SLACK row groups (plus one per thread of the scan) counts as in order: scan
+//! threads claim row groups concurrently, so their reads interleave.
+//!
+//! The threads of one scan each read through a handle of their own, and each sees only every n-th row group: alone,
+//! each would take the others' groups for skips. So they share one predictor (ObjectReadAhead::Observe): a reader
+//! whose first row-group read lands near another reader's furthest group joins that scan (Joins, AddThread).
 class ParquetPredictor : public AccessPredictor {
 public:
 	static constexpr double WHOLE_GROUP_SHARE = 0.95;
@@ -133,6 +137,17 @@ public:
 	bool IsCautious() const {
 		return cautious;
 	}
+	//! Whether a reader read a row group yet.
+	bool Started() const {
+		return furthest_group >= 0;
+	}
+	//! Whether `read`, a reader's first read, is in a row group from DROP_LAG_GROUPS behind to the in-order slack
+	//! ahead of the furthest one read: another thread of this scan, or a scan that starts where this one just was.
+	bool Joins(const ByteRange &read) const;
+	//! Counts a reader that joined: each thread widens the slack of what counts as in order by one row group.
+	void AddThread() {
+		threads++;
+	}
 	ColumnPattern Pattern() const;
 	//! Changes each time the pattern does.
 	uint64_t PatternVersion() const {
@@ -150,6 +165,9 @@ private:
 	bool MarkColumns(size_t group, const ByteRange &read, std::vector<bool> &columns) const;
 	//! Updates window, streak and caution for a read in a row group past all earlier ones.
 	void EnterGroup(int64_t group);
+	int64_t Slack() const {
+		return IN_ORDER_SLACK + static_cast<int64_t>(threads) - 1;
+	}
 
 	std::shared_ptr<const ParquetLayout> layout;
 	//! Row group indexes sorted by span offset.
@@ -168,6 +186,8 @@ private:
 	int64_t predicted_through = -1;
 	uint64_t pattern_version = 0;
 	bool seeded = false;
+	//! Readers sharing this predictor.
+	uint64_t threads = 1;
 };
 
 } // namespace httpfs2

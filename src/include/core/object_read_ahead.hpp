@@ -78,8 +78,10 @@ public:
 	//! a sequential window.
 	std::unique_ptr<AccessPredictor> NewPredictor();
 	//! Tells `reader`'s predictor of its read and starts the fetches it predicts. Call before Serve, so that those
-	//! fetches overlap the reader's own wait. Read-ahead every reader has moved past is dropped.
-	void Observe(uint64_t reader, AccessPredictor &predictor, const ByteRange &read, const ReadAheadTuning &tuning);
+	//! fetches overlap the reader's own wait. Read-ahead every reader has moved past is dropped. A row-group
+	//! predictor's first read may replace it by the predictor of a scan it joins (ParquetPredictor::Joins).
+	void Observe(uint64_t reader, std::shared_ptr<AccessPredictor> &predictor, const ByteRange &read,
+	             const ReadAheadTuning &tuning);
 	//! Readers are counted so that one reader moving on never drops what a slower one will read.
 	uint64_t AddReader();
 	void RemoveReader(uint64_t reader);
@@ -133,6 +135,8 @@ private:
 	bool LearnFooter(const ByteRange &range, const char *data, bool ahead);
 	void InstallLayoutLocked(std::shared_ptr<const ParquetLayout> layout, bool ahead);
 	void RememberPatternLocked(const AccessPredictor &predictor);
+	//! Hands a row-group predictor that has not read yet the scan `read` joins, or registers it as a scan.
+	void JoinScanLocked(std::shared_ptr<AccessPredictor> &predictor, const ByteRange &read);
 	//! Drops idle segments that end before every reader's drop point.
 	void DropPassedLocked();
 
@@ -149,6 +153,8 @@ private:
 	std::shared_ptr<const ParquetLayout> layout;
 	//! Each reader's latest drop point (Prediction::drop_before).
 	std::map<uint64_t, uint64_t> reader_drop_points;
+	//! The row-group predictors in use (each shared by the readers of one scan), for readers to join.
+	std::vector<std::weak_ptr<ParquetPredictor>> scans;
 	uint64_t next_reader = 0;
 	bool layout_reported = false;
 	std::shared_ptr<PatternMemory> patterns;
@@ -163,7 +169,8 @@ private:
 
 //! One reader (a file handle) of an object: its own predictor, switched to row groups when the object learns its
 //! layout, over the read-ahead it shares with the object's other readers. Scans of one file with different columns
-//! or at different places (several in one query, or the threads of one scan) each predict for themselves.
+//! or at different places (several in one query) each predict for themselves; the threads of one scan, each with a
+//! handle of its own, share their scan's predictor.
 class ReadAheadReader {
 public:
 	explicit ReadAheadReader(std::shared_ptr<ObjectReadAhead> object);
@@ -181,7 +188,7 @@ private:
 	const uint64_t id;
 	//! A handle opened for parallel access may be read from several threads.
 	std::mutex lock;
-	std::unique_ptr<AccessPredictor> predictor;
+	std::shared_ptr<AccessPredictor> predictor;
 	bool predicts_row_groups = false;
 };
 
