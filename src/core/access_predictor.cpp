@@ -80,6 +80,7 @@ ParquetPredictor::ParquetPredictor(std::shared_ptr<const ParquetLayout> layout_p
 	});
 	pattern.assign(columns, false);
 	lead.assign(columns, false);
+	groups_read.assign(layout->row_groups.size(), false);
 	for (auto &row_group : layout->row_groups) {
 		data_end = std::max(data_end, row_group.span.End());
 		for (auto &chunk : row_group.columns) {
@@ -144,7 +145,7 @@ void ParquetPredictor::EnterGroup(int64_t group) {
 
 bool ParquetPredictor::Joins(const ByteRange &read) const {
 	int64_t group = GroupOf(read.offset);
-	return furthest_group >= 0 && group >= 0 && read.End() <= data_end &&
+	return furthest_group >= 0 && group >= 0 && read.End() <= data_end && !groups_read[static_cast<size_t>(group)] &&
 	       group + static_cast<int64_t>(DROP_LAG_GROUPS) >= furthest_group && group <= furthest_group + Slack();
 }
 
@@ -220,6 +221,7 @@ Prediction ParquetPredictor::OnRead(const ByteRange &read, const PredictionLimit
 		return prediction;
 	}
 	auto &row_group = layout->row_groups[static_cast<size_t>(group)];
+	groups_read[static_cast<size_t>(group)] = true;
 	bool was_cautious = cautious;
 	bool first_in_group = group > furthest_group;
 	if (first_in_group) {

@@ -328,6 +328,14 @@ TEST(ParquetPredictor, AReaderJoinsAScanNearItsFurthestRowGroup) {
 	EXPECT_FALSE(scan.Joins(layout->row_groups[11 + ParquetPredictor::IN_ORDER_SLACK].columns[1]));
 	EXPECT_TRUE(scan.Joins(layout->row_groups[10 - ParquetPredictor::DROP_LAG_GROUPS].columns[0]));
 	EXPECT_FALSE(scan.Joins(layout->row_groups[9 - ParquetPredictor::DROP_LAG_GROUPS].columns[0]));
+	// A group one of its readers read already is another scan's (threads of one scan claim distinct groups): say a
+	// second scan of a small file, started while the first one's handles are still open.
+	EXPECT_FALSE(scan.Joins(layout->row_groups[10].columns[1]));
+	ParquetPredictor small(layout);
+	small.OnRead(layout->row_groups[0].columns[0], limits);
+	small.OnRead(layout->row_groups[1].columns[0], limits);
+	EXPECT_FALSE(small.Joins(layout->row_groups[0].columns[0]));
+	EXPECT_TRUE(small.Joins(layout->row_groups[2].columns[0]));
 	EXPECT_FALSE(scan.Joins(ByteRange {layout->row_groups.back().span.End(), 100})) << "a footer read";
 	// Each thread that joined widens what counts as in order by one group.
 	scan.AddThread();

@@ -141,8 +141,9 @@ public:
 	bool Started() const {
 		return furthest_group >= 0;
 	}
-	//! Whether `read`, a reader's first read, is in a row group from DROP_LAG_GROUPS behind to the in-order slack
-	//! ahead of the furthest one read: another thread of this scan, or a scan that starts where this one just was.
+	//! Whether `read`, a reader's first read, is another thread of this scan: in a row group that no reader of it
+	//! read (a scan's threads claim distinct groups; a scan starting over reads them again), from DROP_LAG_GROUPS
+	//! behind to the in-order slack ahead of the furthest one read.
 	bool Joins(const ByteRange &read) const;
 	//! Counts a reader that joined: each thread widens the slack of what counts as in order by one row group.
 	void AddThread() {
@@ -188,6 +189,8 @@ private:
 	bool seeded = false;
 	//! Readers sharing this predictor.
 	uint64_t threads = 1;
+	//! The row groups its readers read (by index).
+	std::vector<bool> groups_read;
 };
 
 } // namespace httpfs2
