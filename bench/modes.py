@@ -130,11 +130,12 @@ ALL_WORKLOADS = (
 
 MODES = {
     # What scripts/demo.sh runs: at region, native vs httpfs2 on the parquet projection, the 22 TPC-H queries (once:
-    # native takes ~157 s) and the glob of small files; under 10 minutes once the data is cached.
+    # native takes ~157 s) and the glob of small files, with the same queries on local files as the floor; under 10
+    # minutes once the data is cached.
     "demo": WorkloadMode(
         workloads=("lineitem-projection", "glob-agg", "tpch-22"),
         profiles=("region",),
-        configs=("native", "httpfs2"),
+        configs=("native", "httpfs2", "local"),
         max_repeats={"tpch-22": 1},
     ),
     # Issue 9's whole matrix: every workload, native vs splitting alone vs read-ahead, and the local floor.
