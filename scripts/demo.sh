@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds httpfs2, runs the short benchmark (bench mode demo: at the `region` network profile, 25 ms + ~90 MiB/s
 # per connection, native vs httpfs2 on a parquet projection, a glob of 64 small files and the 22 TPC-H queries;
-# 5.5 min measured on 2 cores, plus ~2 min once per machine to generate TPC-H SF1) against a local S3 rig that it
+# 4.6-5.5 min measured on 2 cores, plus ~2 min once per machine to generate TPC-H SF1) against a local S3 rig that it
 # starts and stops, and prints the comparison table. Arguments go to bench/runner.py (see bench/README.md), so
 # `bash scripts/demo.sh --repeats 1` is a quicker look. Never reads stdin.
 set -euo pipefail
