@@ -42,6 +42,12 @@ def _speed_verdict(ratio, target, native_s, local_s) -> str:
     return verdict
 
 
+def _rig_cpu(rows):
+    """p50 CPU seconds the rig's servers (versitygw + toxiproxy) spent during the runs: the same cores as DuckDB."""
+    values = [r["server_cpu_s"] + r["proxy_cpu_s"] for r in rows if r.get("server_cpu_s") not in ("", None)]
+    return median(values) if values else None
+
+
 def _groups(rows) -> dict:
     """(workload, profile, file_cache, client, threads) -> {config: [rows]}, in the order first measured."""
     groups = {}
@@ -80,6 +86,7 @@ def comparison_rows(rows) -> list:
                     _speed_verdict(ratio, speed_target(profile, workload, file_cache == "True", threads), n_s, local_s),
                     _fmt(n_cpu, ".2f"),
                     _fmt(_p50(h, "client_cpu_s"), ".2f"),
+                    _fmt(_rig_cpu(h), ".2f"),
                     _fmt(n_req, ".0f"),
                     _fmt(_p50(h, "requests"), ".0f"),
                     _fmt(n_bytes and n_bytes / MiB, ".1f"),
@@ -106,6 +113,7 @@ HEADERS = [
     "target",
     "CPU s native",
     "CPU s httpfs2",
+    "rig CPU s httpfs2",
     "requests native",
     "requests httpfs2",
     "MiB native",
@@ -134,8 +142,8 @@ def tpch_rows(rows) -> tuple:
 def summarize(rows, table, notes=()) -> list:
     out = [
         "### Workloads: native vs httpfs2, p50 seconds over repeats (ratio = native s / httpfs2 s; local s = the "
-        "same query on the local files, no network; CPU = the DuckDB process; requests from versitygw's access log; "
-        "MiB through toxiproxy)",
+        "same query on the local files, no network; CPU = the DuckDB process; rig CPU = versitygw + toxiproxy during "
+        "the httpfs2 runs, on the same cores; requests from versitygw's access log; MiB through toxiproxy)",
         "",
         table(HEADERS, comparison_rows(rows)),
         "",
