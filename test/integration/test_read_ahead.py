@@ -42,6 +42,16 @@ def lineitem_like(rig):
 
 
 @pytest.fixture(scope="module")
+def many_row_groups(rig):
+    """61 row groups, as many as TPC-H SF1's lineitem: enough that a scan's start is a small part of its reads."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "data.parquet"
+        make_parquet(path, ROWS, 16_384)
+        rig.s3.upload_file(str(path), rig.bucket, "read_ahead/many_groups.parquet")
+    return rig.url("read_ahead/many_groups.parquet")
+
+
+@pytest.fixture(scope="module")
 def small_files(rig):
     with tempfile.TemporaryDirectory() as tmp:
         for n in range(24):
@@ -91,10 +101,10 @@ def test_read_ahead_off_fetches_nothing_ahead(con, native_con, lineitem_like):
 
 @pytest.mark.parametrize("query", [ALL_COLUMNS, PROJECTION], ids=["all", "projection"])
 @pytest.mark.parametrize("threads", [1, 4])
-def test_read_ahead_hides_latency_for_a_scan(con, native_con, rig, lineitem_like, query, threads):
+def test_read_ahead_hides_latency_for_a_scan(con, native_con, rig, many_row_groups, query, threads):
     """At 20 ms per request, reads find their bytes already fetched: counted, never timed. With 4 threads, each
     reading the row groups it claimed through a handle of its own, as well: the threads share one prediction."""
-    sql = query.format(url=lineitem_like)
+    sql = query.format(url=many_row_groups)
     for connection in (con, native_con):
         connection.execute(f"SET threads = {threads}")
     expected = native_con.execute(sql).fetchall()
@@ -103,9 +113,10 @@ def test_read_ahead_hides_latency_for_a_scan(con, native_con, rig, lineitem_like
     assert con.execute(sql).fetchall() == expected
     counters = stats(con)
     served = counters["reads_served_whole"] + counters["reads_served_partly"]
-    # The footer and the first row group; with threads, each one's first group may be read before the columns the
-    # scan reads are known.
-    assert served >= counters["reads"] - 3 - 2 * (threads - 1), counters
+    # The footer and the first row group; with threads, the first groups each one claims may be read before the
+    # columns the scan reads are known (6-8 of 124 reads here; before the threads shared a prediction, 13-50).
+    unserved = 3 if threads == 1 else counters["reads"] // 8
+    assert served >= counters["reads"] - unserved, counters
     assert counters["model_first_byte_latency_ms"] is not None
 
 
