@@ -103,6 +103,15 @@ void IoPool::Submit(std::function<void()> task) {
 	}
 }
 
+//! Tasks report their own failures; one that throws anyway (out of memory where it did not expect it) must not end
+//! the process, nor leave a RunAll batch waiting for it.
+static void RunTask(const std::function<void()> &task) {
+	try {
+		task();
+	} catch (...) {
+	}
+}
+
 void IoPool::WorkerLoop(size_t index, Worker &self) {
 	// `self` may already be out of `workers` (Resize removed it); it lives until this thread is joined.
 	std::unique_lock<std::mutex> guard(lock);
@@ -116,7 +125,7 @@ void IoPool::WorkerLoop(size_t index, Worker &self) {
 			auto task = std::move(tasks.front());
 			tasks.pop_front();
 			guard.unlock();
-			task();
+			RunTask(task);
 			guard.lock();
 			continue;
 		}
@@ -148,7 +157,7 @@ void IoPool::RunAll(std::vector<std::function<void()>> tasks, size_t helpers) {
 				}
 				task = std::move(batch->tasks[batch->next++]);
 			}
-			task();
+			RunTask(task);
 			std::lock_guard<std::mutex> guard(batch->lock);
 			if (++batch->finished == total) {
 				batch->all_done.notify_all();

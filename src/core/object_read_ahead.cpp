@@ -265,8 +265,12 @@ void ObjectReadAhead::AddSegmentLocked(const ByteRange &piece, uint64_t useful_b
 	auto segment = std::make_shared<Segment>(budget, piece, useful_bytes);
 	segments.emplace(piece.offset, segment);
 	std::weak_ptr<ObjectReadAhead> self = shared_from_this();
-	pool.Submit([self, segment] {
-		if (auto object = self.lock()) {
+	// Weak: a segment dropped, or fetched and read by a reader, while its task waits in the queue is freed then.
+	std::weak_ptr<Segment> queued = segment;
+	pool.Submit([self, queued] {
+		auto object = self.lock();
+		auto segment = queued.lock();
+		if (object && segment) {
 			object->RunFetch(segment, false);
 		}
 	});
@@ -274,6 +278,7 @@ void ObjectReadAhead::AddSegmentLocked(const ByteRange &piece, uint64_t useful_b
 
 void ObjectReadAhead::RunFetch(const std::shared_ptr<Segment> &segment, bool by_reader) {
 	Fetcher fetch;
+	bool ok = true;
 	{
 		std::lock_guard<std::mutex> guard(lock);
 		if (!by_reader) {
@@ -283,13 +288,18 @@ void ObjectReadAhead::RunFetch(const std::shared_ptr<Segment> &segment, bool by_
 			segment->state = Segment::State::FETCHING;
 		}
 		fetching++;
-		fetch = fetcher;
+		try {
+			fetch = fetcher;
+		} catch (...) {
+			ok = false; // out of memory: the fetch fails below like any other, so no one waits for it forever
+		}
 	}
 	auto start = std::chrono::steady_clock::now();
-	bool ok = true;
 	try {
-		segment->data.Allocate(budget.Allocator(), segment->range.length);
-		fetch(segment->range, segment->data.Get());
+		if (ok) {
+			segment->data.Allocate(budget.Allocator(), segment->range.length);
+			fetch(segment->range, segment->data.Get());
+		}
 	} catch (...) {
 		ok = false;
 	}
@@ -297,6 +307,10 @@ void ObjectReadAhead::RunFetch(const std::shared_ptr<Segment> &segment, bool by_
 	// once Close() or IsFetching() saw no fetch in flight, no IO thread still holds that handle.
 	fetch = nullptr;
 	double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+	if (ok) {
+		// Before `fetching` says this fetch is over: once Close() returned, the database's cost model may go.
+		model.ObserveSubRead(segment->range.length, seconds);
+	}
 	bool dropped = false;
 	{
 		std::lock_guard<std::mutex> guard(lock);
@@ -323,6 +337,7 @@ void ObjectReadAhead::RunFetch(const std::shared_ptr<Segment> &segment, bool by_
 		} else {
 			segment->state = Segment::State::FAILED;
 			segment->data.Reset();
+			segment->ReleaseCharge();
 			stats.Add(Counter::READ_AHEAD_FAILURES);
 			auto position = segments.find(segment->range.offset);
 			if (position != segments.end() && position->second == segment) {
@@ -332,7 +347,6 @@ void ObjectReadAhead::RunFetch(const std::shared_ptr<Segment> &segment, bool by_
 	}
 	fetch_done.notify_all();
 	if (ok) {
-		model.ObserveSubRead(segment->range.length, seconds);
 		if (!dropped && segment->range.End() == file_size) {
 			// A READY segment's bytes never change, and `segment` keeps them alive.
 			LearnFooter(segment->range, segment->data.Get(), true);

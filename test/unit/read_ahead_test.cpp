@@ -489,6 +489,46 @@ TEST(ObjectReadAhead, AReadOfAQueuedFetchTakesItOverAndOneOfAFetchInFlightWaits)
 	EXPECT_EQ(fixture.store.MaxFetchesOfOneByte(), 1u);
 }
 
+TEST(ObjectReadAhead, SegmentsTheReaderFetchedItselfAreFreedOnceRead) {
+	// The only IO thread is blocked: every fetch ahead stays queued, and the reader fetches each one itself.
+	Fixture fixture(8 * MiB, 256 * MiB, 1, std::chrono::microseconds(0));
+	std::mutex gate;
+	std::unique_lock<std::mutex> closed_gate(gate);
+	fixture.pool.Submit([&gate] { std::lock_guard<std::mutex> wait_for_the_test(gate); });
+	auto tuning = Tuning(4 * MiB);
+	std::vector<char> out;
+	for (uint64_t offset = 0; offset < 8 * MiB; offset += MiB) {
+		ReaderRead(*fixture.reader, fixture.store, tuning, offset, MiB, out);
+		ASSERT_EQ(std::memcmp(out.data(), fixture.store.data.data() + offset, MiB), 0);
+	}
+	// All was read while the pool's stale tasks still wait: nothing stays allocated or charged for them.
+	EXPECT_EQ(fixture.budget.InUse(), 0u);
+	EXPECT_EQ(fixture.store.MaxFetchesOfOneByte(), 1u);
+	closed_gate.unlock();
+}
+
+TEST(ObjectReadAhead, AFailedFetchOfTheReaderIsUnchargedAtOnce) {
+	Fixture fixture(8 * MiB, 256 * MiB, 1, std::chrono::microseconds(0));
+	fixture.store.FailRange(2 * MiB, MiB);
+	std::mutex gate;
+	std::unique_lock<std::mutex> closed_gate(gate);
+	fixture.pool.Submit([&gate] { std::lock_guard<std::mutex> wait_for_the_test(gate); });
+	auto tuning = Tuning(4 * MiB);
+	std::vector<char> out;
+	ServeResult result;
+	ReaderRead(*fixture.reader, fixture.store, tuning, 0, MiB, out);
+	ReaderRead(*fixture.reader, fixture.store, tuning, MiB, MiB, out);
+	// The reader's own fetch of the queued [2, 3) MiB fails: the read falls back to the store, which fails too.
+	EXPECT_THROW(ReaderRead(*fixture.reader, fixture.store, tuning, 2 * MiB, MiB, out, &result), std::runtime_error);
+	for (uint64_t offset = 3 * MiB; offset < 8 * MiB; offset += MiB) {
+		ReaderRead(*fixture.reader, fixture.store, tuning, offset, MiB, out);
+		ASSERT_EQ(std::memcmp(out.data(), fixture.store.data.data() + offset, MiB), 0);
+	}
+	// The failed segment's charge went with its buffer, not when the pool's stale task for it runs.
+	EXPECT_EQ(fixture.budget.InUse(), 0u);
+	closed_gate.unlock();
+}
+
 TEST(ObjectReadAhead, ConcurrentReadersOfOneObject) {
 	Fixture fixture(32 * MiB);
 	auto tuning = Tuning(16 * MiB);

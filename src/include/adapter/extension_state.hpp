@@ -54,10 +54,11 @@ public:
 	//! Records a SET value; a global one also resizes what it sizes (the IO pool, the read-ahead budget).
 	void ApplySetting(const SettingSpec &spec, int64_t value);
 
-	//! Declared before the pool: tasks still queued when the pool is destroyed hold read-ahead charged to it.
+	//! Declared before the pool, so they outlive its threads: tasks still queued when the pool is destroyed hold
+	//! read-ahead charged to the budget, and a fetch that ends reports its time to the model.
 	MemoryBudget read_ahead_budget;
-	IoPool io_pool;
 	CostModel cost_model;
+	IoPool io_pool;
 
 private:
 	std::mutex lock;
