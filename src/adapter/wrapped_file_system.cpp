@@ -4,6 +4,8 @@
 #include "duckdb/common/string_util.hpp"
 #include "duckdb/common/file_opener.hpp"
 #include "duckdb/common/multi_file/multi_file_list.hpp"
+#include "duckdb/main/client_context.hpp"
+#include "duckdb/main/client_context_state.hpp"
 #include "duckdb/main/client_data.hpp"
 
 namespace httpfs2 {
@@ -106,6 +108,35 @@ void WrappedFileSystem::AttachReadAhead(WrappedFileHandle &handle, optional_ptr<
 	handle.read_ahead = duckdb::make_uniq<ReadAheadAttachment>(read_aheads, key, std::move(object), names_content);
 }
 
+namespace {
+//! The files a query's listings pinned (their footers fetched ahead of the opens that follow): those the query did not
+//! open are let go when it ends (a LIMIT, an error), not held into the connection's next queries.
+class QueryPins : public duckdb::ClientContextState {
+public:
+	using ClientContextState::QueryEnd;
+	void QueryEnd(duckdb::ClientContext &) override {
+		std::vector<std::pair<ReadAheadRegistry *, string>> ended;
+		{
+			std::lock_guard<std::mutex> guard(lock);
+			ended.swap(pins);
+		}
+		for (auto &pin : ended) {
+			pin.first->Unpin(pin.second);
+		}
+	}
+
+	//! `registry` belongs to a filesystem of the connection's database, which outlives the connection.
+	void Add(ReadAheadRegistry &registry, const string &key) {
+		std::lock_guard<std::mutex> guard(lock);
+		pins.emplace_back(&registry, key);
+	}
+
+private:
+	std::mutex lock;
+	std::vector<std::pair<ReadAheadRegistry *, string>> pins;
+};
+} // namespace
+
 static bool IsParquetPath(const string &path) {
 	auto lower = duckdb::StringUtil::Lower(path);
 	return duckdb::StringUtil::EndsWith(lower, ".parquet");
@@ -123,6 +154,10 @@ void WrappedFileSystem::PrefetchFooter(const string &path, const ObjectVersion &
 		auto fetch_handle = OpenFetchHandle(path, version, opener);
 		auto object = read_aheads.Pin(key, [&]() { return CreateReadAhead(path, version, fetch_handle); });
 		if (object) {
+			auto context = FileOpener::TryGetClientContext(opener);
+			if (context) {
+				context->registered_state->GetOrCreate<QueryPins>("httpfs2_query_pins")->Add(read_aheads, key);
+			}
 			object->Prefetch({ByteRange {version.size - tail, tail}}, tuning);
 		}
 	} catch (std::exception &) {

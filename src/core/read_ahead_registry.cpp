@@ -81,6 +81,21 @@ ReadAheadRegistry::Pin(const std::string &key, const std::function<std::shared_p
 	return object;
 }
 
+void ReadAheadRegistry::Unpin(const std::string &key) {
+	std::shared_ptr<ObjectReadAhead> unpinned;
+	{
+		std::lock_guard<std::mutex> guard(lock);
+		auto entry = objects.find(key);
+		if (entry == objects.end() || !entry->second.pinned) {
+			return;
+		}
+		unpinned = std::move(entry->second.object);
+		objects.erase(entry);
+		pinned.remove(key);
+	}
+	Retire(std::move(unpinned));
+}
+
 bool ReadAheadRegistry::Contains(const std::string &key) {
 	std::lock_guard<std::mutex> guard(lock);
 	return objects.count(key) > 0;

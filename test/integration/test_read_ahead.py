@@ -248,3 +248,19 @@ def test_databases_close_cleanly_with_read_ahead_in_flight(rig, native_con, line
     result = subprocess.run([sys.executable, "-c", child], text=True, capture_output=True, timeout=300)
     assert result.returncode == 0, (result.returncode, result.stdout, result.stderr[-2000:])
     assert result.stdout.splitlines() == [f"{expected} True"] * 5
+
+
+def test_a_query_that_stops_early_releases_what_it_fetched_ahead(con, native_con, small_files):
+    """A LIMIT stops a glob's scan after its first file: the footers fetched ahead for the next files are let go
+    when the query ends, not held into the next queries."""
+    sql = f"SELECT i, s FROM read_parquet('{small_files}') LIMIT 3"
+    enable(con)
+    assert len(con.execute(sql).fetchall()) == 3
+    counters = stats(con)
+    assert counters["read_ahead_requests"] > 0, counters
+    # Fetches still in flight when the query ended give their bytes back as they end.
+    deadline = time.monotonic() + 10
+    while counters["read_ahead_memory_in_use"] > 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+        counters = stats(con)
+    assert counters["read_ahead_memory_in_use"] == 0, counters

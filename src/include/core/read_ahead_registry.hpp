@@ -47,9 +47,12 @@ public:
 	//! One handle fewer on `key`; the last one closes the object, freeing its read-ahead.
 	void Detach(const std::string &key);
 	//! An object for `key` that no handle has opened yet (a file a listing says will be opened soon), or nullptr
-	//! when one exists already. It stays until a handle attaches, or until MAX_PINNED newer ones push it out.
+	//! when one exists already. It stays until a handle attaches, until it is unpinned, or until MAX_PINNED newer
+	//! ones push it out.
 	std::shared_ptr<ObjectReadAhead> Pin(const std::string &key,
 	                                     const std::function<std::shared_ptr<ObjectReadAhead>()> &create);
+	//! Closes the object of `key` if it is still pinned (no handle attached to it): the query that pinned it ended.
+	void Unpin(const std::string &key);
 	bool Contains(const std::string &key);
 
 	//! What is remembered of `key` goes to every object created for it (Attach, Pin): its layout, and its footer
