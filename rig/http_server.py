@@ -28,7 +28,8 @@ class _RangeHandler(SimpleHTTPRequestHandler):
         self.send_header("Content-Type", "application/octet-stream")
         self.send_header("Accept-Ranges", "bytes")
         self.send_header("Content-Length", str(length))
-        self.send_header("ETag", f'"{size}"')
+        if not os.path.basename(self.path).startswith("noetag"):  # a server that names no version, for those files
+            self.send_header("ETag", f'"{size}"')
         self.send_header("Last-Modified", self.date_time_string(0))
         if start is not None:
             self.send_header("Content-Range", f"bytes {start}-{start + length - 1}/{size}")

@@ -8,6 +8,8 @@
 #include "duckdb/main/client_context_state.hpp"
 #include "duckdb/main/client_data.hpp"
 
+#include <atomic>
+
 namespace httpfs2 {
 
 using duckdb::FileHandle;
@@ -39,8 +41,15 @@ WrappedFileHandle &WrappedFileSystem::Unwrap(FileHandle &handle) {
 // --- read-ahead ---
 
 std::string WrappedFileSystem::VersionKey(const string &path, const ObjectVersion &version) {
-	return path + "\n" + version.etag + "\n" + std::to_string(version.last_modified.value) + "\n" +
-	       std::to_string(version.size);
+	auto key = path + "\n" + version.etag + "\n" + std::to_string(version.last_modified.value) + "\n" +
+	           std::to_string(version.size);
+	if (version.etag.empty()) {
+		// Without an ETag, an object replaced within the same second by one of the same size looks the same: such
+		// a version is its open's alone, so no later open is served what an earlier one fetched.
+		static std::atomic<uint64_t> opens {0};
+		key += "\n#" + std::to_string(opens++);
+	}
+	return key;
 }
 
 std::shared_ptr<FileHandle> WrappedFileSystem::OpenFetchHandle(const string &path, const ObjectVersion &version,

@@ -14,7 +14,7 @@ import duckdb
 import pytest
 
 from helpers import sha256, stats
-from rig import HTTPFS2_EXTENSION, httpfs_extension
+from rig import HTTPFS2_EXTENSION, httpfs_extension, serve_http
 
 ROWS = 1_000_000
 ROW_GROUP = 50_000
@@ -264,3 +264,35 @@ def test_a_query_that_stops_early_releases_what_it_fetched_ahead(con, native_con
         time.sleep(0.05)
         counters = stats(con)
     assert counters["read_ahead_memory_in_use"] == 0, counters
+
+
+def test_without_an_etag_no_open_gets_what_another_fetched(con, tmp_path):
+    """A server that sends no ETag names a version by its modification time and size only, so an object replaced by
+    one of the same size within the same second looks the same. A handle opened after the replacement, while one on
+    the old object still holds what it read ahead, must get the new bytes."""
+
+    def write(path, shift):
+        # md5 is always 32 hex digits: both versions have the same size, ~48 MB (DuckDB reads CSV 32 MB at a time).
+        duckdb.connect().execute(
+            f"COPY (SELECT i, md5((i + {shift})::VARCHAR) AS s FROM range(1200000) r(i)) TO '{path}' (HEADER false)"
+        )
+
+    served = tmp_path / "served"
+    served.mkdir()
+    write(served / "noetag.csv", 0)
+    write(tmp_path / "new.csv", 7)
+    assert (served / "noetag.csv").stat().st_size == (tmp_path / "new.csv").stat().st_size
+    sql = "SELECT sum(hash(column1)) FROM read_csv('{}')"
+    expected = duckdb.connect().execute(sql.format(tmp_path / "new.csv")).fetchone()
+    other = con.cursor()
+    for connection in (con, other):
+        enable(connection)
+        connection.execute("SET threads = 1; SET enable_external_file_cache = false")
+    with serve_http(served) as base_url:
+        url = f"{base_url}/noetag.csv"
+        old = con.execute(f"SELECT column1 FROM read_csv('{url}')")
+        assert len(old.fetchmany(10)) == 10  # its handle stays open, holding the file's rest read ahead
+        (tmp_path / "new.csv").replace(served / "noetag.csv")
+        assert other.execute(sql.format(url)).fetchone() == expected
+        assert stats(other, "HTTPFileSystem")["read_ahead_bytes_used"] > 0
+        old.close()
