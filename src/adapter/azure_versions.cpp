@@ -21,11 +21,19 @@ using std::string;
 //! since long before it.
 static constexpr const char *STORAGE_API_VERSION = "2021-08-06";
 
-//! What this query learnt about blob versions; forgotten when the query ends, so each query sees changes.
+//! What this query learnt about blob versions; forgotten when the query ends, so each query sees changes, and when
+//! one begins, so that what a bind outside any query looked up (the Python relation API's) is not taken for it.
 class QueryVersionCache : public duckdb::ClientContextState {
 public:
+	void QueryBegin(duckdb::ClientContext &context) override {
+		Clear();
+	}
 	using ClientContextState::QueryEnd;
 	void QueryEnd(duckdb::ClientContext &context) override {
+		Clear();
+	}
+
+	void Clear() {
 		std::lock_guard<std::mutex> guard(lock);
 		versions.clear();
 	}

@@ -54,6 +54,10 @@ std::shared_ptr<ExtensionState> ExtensionState::GetOrCreate(duckdb::DatabaseInst
 	if (!state) {
 		state = std::make_shared<ExtensionState>(ReadAheadAllocator(db));
 		entry = state;
+		// Entries of closed databases go when another database loads httpfs2: a process that opens many keeps none.
+		for (auto other = registry.begin(); other != registry.end();) {
+			other = other->second.expired() ? registry.erase(other) : std::next(other);
+		}
 	}
 	return state;
 }

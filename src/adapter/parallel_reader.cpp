@@ -62,10 +62,11 @@ bool ParallelReader::TryRead(WrappedFileHandle &handle, void *buffer, idx_t nr_b
 void ParallelReader::ReadPiece(WrappedFileHandle &handle, const ByteRange &piece, char *destination, idx_t read_bytes,
                                idx_t read_location) {
 	SubReadHandles::Lease lease(*handle.sub_read_handles);
-	auto &inner = *lease;
 	stats.SubReadStarted();
 	auto start = Clock::now();
 	try {
+		// The handle opens on first use: an open that fails is this sub-read's failure, with its context.
+		auto &inner = *lease;
 		inner.file_system.Read(inner, destination, static_cast<int64_t>(piece.length), piece.offset);
 	} catch (std::exception &ex) {
 		stats.SubReadFinished(0, static_cast<uint64_t>(SecondsSince(start) * 1e6));

@@ -257,6 +257,27 @@ def test_warm_reread_of_an_aged_blob_after_overwrite(azurite):
         con.close()
 
 
+def test_a_bind_outside_a_query_keeps_no_version(azurite, tmp_path):
+    """The Python relation API binds outside any query (no query begins or ends): a blob version looked up then
+    must not be taken for the blob's version by a later query, after the blob changed."""
+    con = azure_connect(azurite)
+    try:
+        apply(con, PARALLEL)
+        key = "overwrite/bound.parquet"
+        url = azurite.url(key)
+        sql = "SELECT count(*), sum(hash(s)) FROM read_parquet('{}')"
+        for seed in (3, 4):
+            local = tmp_path / f"{seed}.parquet"
+            duckdb.connect().execute(
+                f"COPY (SELECT i, md5((i * {seed})::VARCHAR) AS s FROM range(50000) t(i)) TO '{local}'"
+            )
+            azurite.put_blob(key, local.read_bytes())
+            assert con.execute(sql.format(url)).fetchone() == duckdb.connect().execute(sql.format(local)).fetchone()
+            con.sql(sql.format(url))  # bound, never run: the next query comes after the blob changed
+    finally:
+        con.close()
+
+
 # --- warm re-reads: httpfs2 gives az:// blobs their ETag, so DuckDB's cache validates them as on s3:// ---
 
 WARM_ROWS = 200_000
