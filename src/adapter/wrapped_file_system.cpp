@@ -58,7 +58,8 @@ std::shared_ptr<FileHandle> WrappedFileSystem::OpenFetchHandle(const string &pat
 		return OpenAtVersion(OpenInfo(path, version), PARALLEL_READ_FLAGS, opener, version);
 	};
 	auto context = FileOpener::TryGetClientContext(opener);
-	if (!versions_by_head || !context) {
+	if (!versions_by_head || !context || version.etag.empty()) {
+		// A version without an ETag is its open's alone (VersionKey): a handle kept for it would never be used again.
 		return std::shared_ptr<FileHandle>(open().release());
 	}
 	// Kept per connection: a handle carries the credentials of the connection that opened it.
