@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -144,6 +145,28 @@ struct Fixture {
 	SimulatedStore store;
 	std::shared_ptr<ObjectReadAhead> object;
 	std::unique_ptr<ReadAheadReader> reader;
+};
+
+//! Keeps a pool's only worker busy until it goes, so that every task submitted meanwhile stays queued.
+class PoolBlocker {
+public:
+	explicit PoolBlocker(IoPool &pool) : held(gate) {
+		pool.Submit([this] {
+			std::lock_guard<std::mutex> wait_for_the_test(gate);
+			released = true;
+			release_seen.notify_all();
+		});
+	}
+	//! Lets the worker go, and waits until it let go of this object.
+	~PoolBlocker() {
+		release_seen.wait(held, [this] { return released; });
+	}
+
+private:
+	std::mutex gate;
+	std::condition_variable release_seen;
+	bool released = false;
+	std::unique_lock<std::mutex> held;
 };
 
 ParquetLayout SyntheticLayout(size_t groups, size_t columns, uint64_t column_bytes) {
@@ -492,9 +515,7 @@ TEST(ObjectReadAhead, AReadOfAQueuedFetchTakesItOverAndOneOfAFetchInFlightWaits)
 TEST(ObjectReadAhead, SegmentsTheReaderFetchedItselfAreFreedOnceRead) {
 	// The only IO thread is blocked: every fetch ahead stays queued, and the reader fetches each one itself.
 	Fixture fixture(8 * MiB, 256 * MiB, 1, std::chrono::microseconds(0));
-	std::mutex gate;
-	std::unique_lock<std::mutex> closed_gate(gate);
-	fixture.pool.Submit([&gate] { std::lock_guard<std::mutex> wait_for_the_test(gate); });
+	PoolBlocker blocked(fixture.pool);
 	auto tuning = Tuning(4 * MiB);
 	std::vector<char> out;
 	for (uint64_t offset = 0; offset < 8 * MiB; offset += MiB) {
@@ -504,29 +525,24 @@ TEST(ObjectReadAhead, SegmentsTheReaderFetchedItselfAreFreedOnceRead) {
 	// All was read while the pool's stale tasks still wait: nothing stays allocated or charged for them.
 	EXPECT_EQ(fixture.budget.InUse(), 0u);
 	EXPECT_EQ(fixture.store.MaxFetchesOfOneByte(), 1u);
-	closed_gate.unlock();
 }
 
 TEST(ObjectReadAhead, AFailedFetchOfTheReaderIsUnchargedAtOnce) {
 	Fixture fixture(8 * MiB, 256 * MiB, 1, std::chrono::microseconds(0));
 	fixture.store.FailRange(2 * MiB, MiB);
-	std::mutex gate;
-	std::unique_lock<std::mutex> closed_gate(gate);
-	fixture.pool.Submit([&gate] { std::lock_guard<std::mutex> wait_for_the_test(gate); });
+	PoolBlocker blocked(fixture.pool);
 	auto tuning = Tuning(4 * MiB);
 	std::vector<char> out;
-	ServeResult result;
 	ReaderRead(*fixture.reader, fixture.store, tuning, 0, MiB, out);
 	ReaderRead(*fixture.reader, fixture.store, tuning, MiB, MiB, out);
 	// The reader's own fetch of the queued [2, 3) MiB fails: the read falls back to the store, which fails too.
-	EXPECT_THROW(ReaderRead(*fixture.reader, fixture.store, tuning, 2 * MiB, MiB, out, &result), std::runtime_error);
+	EXPECT_THROW(ReaderRead(*fixture.reader, fixture.store, tuning, 2 * MiB, MiB, out), std::runtime_error);
 	for (uint64_t offset = 3 * MiB; offset < 8 * MiB; offset += MiB) {
 		ReaderRead(*fixture.reader, fixture.store, tuning, offset, MiB, out);
 		ASSERT_EQ(std::memcmp(out.data(), fixture.store.data.data() + offset, MiB), 0);
 	}
 	// The failed segment's charge went with its buffer, not when the pool's stale task for it runs.
 	EXPECT_EQ(fixture.budget.InUse(), 0u);
-	closed_gate.unlock();
 }
 
 TEST(ObjectReadAhead, ConcurrentReadersOfOneObject) {
