@@ -174,6 +174,8 @@ class ServerRig(ToxiproxyControl):
             cwd=self._workdir,
             start_new_session=True,
             preexec_fn=_die_with_parent,
+            # The servers are not DuckDB: a sanitizer that scripts/test.sh preloads into the tests stays out of them.
+            env={key: value for key, value in os.environ.items() if key not in ("LD_PRELOAD", "ASAN_OPTIONS")},
         )
         self._processes.append(process)
         _wait_for_port(port, process, log, timeout=self.start_timeout)

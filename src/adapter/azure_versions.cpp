@@ -160,7 +160,7 @@ static bool VersionFromResponse(const duckdb::HTTPResponse &response, ObjectVers
 	version.size = SizeFromContentRange(response.GetHeaderValue("Content-Range"));
 	version.last_modified = duckdb::Timestamp::FromEpochSeconds(static_cast<int64_t>(modified));
 	version.etag = response.GetHeaderValue("ETag");
-	return version.size > 0 && !version.etag.empty();
+	return version.size > 0 && version.Recognizable();
 }
 
 VersionLookup AzureVersions::Lookup(const string &path, optional_ptr<FileOpener> opener, ReadStats &stats,

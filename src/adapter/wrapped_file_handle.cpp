@@ -103,9 +103,9 @@ void SubReadHandles::Close() {
 }
 
 ReadAheadAttachment::ReadAheadAttachment(ReadAheadRegistry &registry_p, std::string key_p,
-                                         std::shared_ptr<ObjectReadAhead> object_p, bool strong_etag_p)
-    : registry(registry_p), key(std::move(key_p)), object(std::move(object_p)), strong_etag(strong_etag_p),
-      reader(object) {
+                                         std::shared_ptr<ObjectReadAhead> object_p, const ObjectVersion &version)
+    : registry(registry_p), key(std::move(key_p)), object(std::move(object_p)), recognizable(version.Recognizable()),
+      strong_etag(version.NamesBytes()), reader(object) {
 }
 
 ReadAheadAttachment::~ReadAheadAttachment() {

@@ -43,9 +43,7 @@ WrappedFileHandle &WrappedFileSystem::Unwrap(FileHandle &handle) {
 std::string WrappedFileSystem::VersionKey(const string &path, const ObjectVersion &version) {
 	auto key = path + "\n" + version.etag + "\n" + std::to_string(version.last_modified.value) + "\n" +
 	           std::to_string(version.size);
-	if (version.etag.empty()) {
-		// Without an ETag, an object replaced within the same second by one of the same size looks the same: such
-		// a version is its open's alone, so no later open is served what an earlier one fetched.
+	if (!version.Recognizable()) {
 		static std::atomic<uint64_t> opens {0};
 		key += "\n#" + std::to_string(opens++);
 	}
@@ -58,8 +56,7 @@ std::shared_ptr<FileHandle> WrappedFileSystem::OpenFetchHandle(const string &pat
 		return OpenAtVersion(OpenInfo(path, version), PARALLEL_READ_FLAGS, opener, version);
 	};
 	auto context = FileOpener::TryGetClientContext(opener);
-	if (!versions_by_head || !context || version.etag.empty()) {
-		// A version without an ETag is its open's alone (VersionKey): a handle kept for it would never be used again.
+	if (!versions_by_head || !context || !version.Recognizable()) {
 		return std::shared_ptr<FileHandle>(open().release());
 	}
 	// Kept per connection: a handle carries the credentials of the connection that opened it.
@@ -113,9 +110,7 @@ void WrappedFileSystem::AttachReadAhead(WrappedFileHandle &handle, optional_ptr<
 		// The file opened; only read-ahead's own handle did not. It is read without read-ahead.
 		return;
 	}
-	// A weak ETag (W/"...") promises equivalent content, not the same bytes.
-	bool names_content = !version.etag.empty() && !duckdb::StringUtil::StartsWith(version.etag, "W/");
-	handle.read_ahead = duckdb::make_uniq<ReadAheadAttachment>(read_aheads, key, std::move(object), names_content);
+	handle.read_ahead = duckdb::make_uniq<ReadAheadAttachment>(read_aheads, key, std::move(object), version);
 }
 
 namespace {
@@ -157,7 +152,7 @@ void WrappedFileSystem::PrefetchFooter(const string &path, const ObjectVersion &
 	auto tail = ParquetFooter::DuckDBTailReadSize(version.size);
 	// The same key an open of this file at this version computes.
 	auto key = VersionKey(path, version);
-	if (tail == 0 || read_aheads.Contains(key)) {
+	if (tail == 0 || !version.Recognizable() || read_aheads.Contains(key)) {
 		return;
 	}
 	try {
@@ -264,7 +259,7 @@ void WrappedFileSystem::ReadWithReadAhead(WrappedFileHandle &handle, char *buffe
 	for (auto &gap : served.gaps) {
 		ReadForReader(handle, buffer + (gap.offset - location), static_cast<int64_t>(gap.length), gap.offset);
 	}
-	if (object.Inspect(read, buffer)) {
+	if (object.Inspect(read, buffer) && handle.read_ahead->recognizable) {
 		read_aheads.RememberLayout(handle.read_ahead->key, object.Layout());
 	}
 	RememberFooter(handle, read, buffer);

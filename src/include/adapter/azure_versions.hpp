@@ -24,6 +24,17 @@ struct ObjectVersion {
 	duckdb::idx_t size = 0;
 	duckdb::timestamp_t last_modified = duckdb::timestamp_t(0);
 	std::string etag;
+
+	//! An ETag names the version, so that another open can tell it is the same one. Without one (a server that sends
+	//! none), an object replaced within the same second by one of the same size looks the same: such a version is
+	//! its open's alone, and nothing fetched for it (bytes, footer, layout, handle) is offered to other opens.
+	bool Recognizable() const {
+		return !etag.empty();
+	}
+	//! The ETag is strong, so it names the bytes; a weak one (W/"...") promises equivalent content only.
+	bool NamesBytes() const {
+		return Recognizable() && etag.compare(0, 2, "W/") != 0;
+	}
 };
 
 enum class VersionLookup {

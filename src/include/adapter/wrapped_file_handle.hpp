@@ -84,7 +84,7 @@ private:
 class ReadAheadAttachment {
 public:
 	ReadAheadAttachment(ReadAheadRegistry &registry, std::string key, std::shared_ptr<ObjectReadAhead> object,
-	                    bool strong_etag);
+	                    const ObjectVersion &version);
 	~ReadAheadAttachment();
 	ReadAheadAttachment(const ReadAheadAttachment &) = delete;
 	ReadAheadAttachment &operator=(const ReadAheadAttachment &) = delete;
@@ -93,6 +93,8 @@ public:
 	//! Path and version (ETag, last modified, size): read-ahead is shared only by handles on the same version.
 	const std::string key;
 	const std::shared_ptr<ObjectReadAhead> object;
+	//! Other opens can recognise the version (ObjectVersion::Recognizable): only then is its layout remembered.
+	const bool recognizable;
 	//! The version has a strong ETag, which names its content: only then are its footer's bytes remembered past
 	//! this open (a size and a Last-Modified of 1-second resolution do not tell two versions apart).
 	const bool strong_etag;
