@@ -2,6 +2,7 @@
 needs fetched ahead and served from memory, the budget never exceeded, only the object version that was opened,
 and nothing left running or held after an interrupt."""
 
+import random
 import subprocess
 import sys
 import tempfile
@@ -202,6 +203,75 @@ def test_a_footer_is_reused_only_for_the_same_object_version(con, native_con, ri
             assert con.execute(sql).fetchall() == expected
             # The second query's footer reads came from memory.
             assert stats(con)["footer_bytes_reused"] > reused
+
+
+def access_trace(kind: str, size: int, draw: random.Random) -> list:
+    """(offset, length) reads as a reader of one open file makes them: front to back; front to back with jumps
+    (a reader that skips); strided (a Parquet column chunk per row group); anywhere."""
+    reads, offset = [], 0
+    while len(reads) < 60:
+        length = draw.randrange(1, 1 << 20) if kind == "random" else draw.randrange(64 << 10, 1536 << 10)
+        if kind == "random" or offset >= size:
+            offset = draw.randrange(size)
+        elif kind == "jumps" and draw.random() < 0.15:
+            offset = draw.randrange(size)
+        length = min(length, size - offset)
+        reads.append((offset, length))
+        offset += length + (draw.randrange(256 << 10, 1 << 20) if kind == "strided" else 0)
+    return reads
+
+
+@pytest.mark.parametrize("sequential", [False, True], ids=["positional", "sequential"])
+@pytest.mark.parametrize("kind", ["forward", "jumps", "strided", "random"])
+def test_access_traces_on_one_handle_are_byte_exact(con, rig, big_object, kind, sequential):
+    """Every read of a trace, made one after another on one open handle (so read-ahead predicts from them, and
+    the next reads overlap its fetches in flight at 5 ms per request), returns the object's bytes."""
+    key, data = big_object
+    reads = access_trace(kind, len(data), random.Random(f"{kind}-{sequential}"))
+    enable(con)
+    rig.set_latency(5)
+    offsets, lengths = [offset for offset, _ in reads], [length for _, length in reads]
+    got = con.execute(
+        "SELECT [sha256(b) FOR b IN httpfs2_read_range(?, ?, ?, ?)]", [rig.url(key), offsets, lengths, sequential]
+    ).fetchone()[0]
+    assert got == [sha256(data[offset : offset + length]) for offset, length in reads]
+    counters = stats_once_released(con)
+    assert counters["errors"] == 0, counters
+    assert counters["read_ahead_memory_in_use"] == 0, counters
+    if kind in ("forward", "strided"):
+        # A reader that goes forward finds its bytes fetched ahead.
+        assert counters["read_ahead_bytes_used"] > len(data) // 4, counters
+
+
+@pytest.mark.parametrize(
+    "toxic,attributes,toxicity",
+    [
+        ("reset_peer", {"timeout": 20}, 0.3),
+        ("timeout", {"timeout": 300}, 0.2),
+        ("limit_data", {"bytes": 400_000}, 0.5),
+    ],
+)
+def test_faults_during_read_ahead_give_right_answers_or_httpfs_errors(
+    con, native_con, rig, lineitem_like, toxic, attributes, toxicity
+):
+    """Connections reset, stalled or cut at random while a scan reads ahead: each query returns native's answer
+    (a failed fetch ahead is dropped and the reader reads those bytes itself) or fails with httpfs's error;
+    nothing stays charged to the budget, and without the faults the connection answers right again."""
+    sql = PROJECTION.format(url=lineitem_like)
+    expected = native_con.execute(sql).fetchall()
+    enable(con)
+    con.execute("SET http_timeout = 3; SET http_retries = 1; SET http_retry_wait_ms = 10")
+    rig.add_toxic(toxic, toxic, attributes, toxicity=toxicity)
+    for _ in range(3):
+        try:
+            assert con.execute(sql).fetchall() == expected
+        except (duckdb.IOException, duckdb.HTTPException) as error:
+            assert "HTTP" in str(error) and rig.secret_key not in str(error), error
+    counters = stats_once_released(con)
+    assert counters["read_ahead_requests"] > 0, counters
+    assert counters["read_ahead_memory_in_use"] == 0, counters
+    rig.remove_toxics()
+    assert con.execute(sql).fetchall() == expected
 
 
 def test_interrupt_stops_read_ahead_and_frees_its_memory(con, rig, lineitem_like):
