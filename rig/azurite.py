@@ -16,7 +16,7 @@ exit, also on error; the processes also die with the Python thread that started 
 from pathlib import Path
 
 from rig.paths import HTTPFS2_EXTENSION, REPO_ROOT, TOOLS_BIN, azure_extension, httpfs_extension
-from rig.s3rig import LOOPBACK, ServerRig, _cpu_seconds, free_port
+from rig.s3rig import LOOPBACK, ServerRig, _cpu_seconds, free_ports
 
 AZURITE_VERSION = "3.37.0"  # keep equal to AZURITE_VERSION in scripts/setup_env.sh
 AZURITE_DIR = REPO_ROOT / ".tools" / "azurite"
@@ -76,7 +76,7 @@ class AzuriteRig(ServerRig):
         require_azurite()
         data = self._workdir / "data"
         data.mkdir()
-        self.blob_port, self.api_port, self.proxy_port = free_port(), free_port(), free_port()
+        self.blob_port, self.api_port, self.proxy_port = free_ports(3)
         args = [
             str(AZURITE_BLOB),
             "--blobHost",

@@ -42,10 +42,17 @@ PROFILES = {
 }
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind((LOOPBACK, 0))
-        return sock.getsockname()[1]
+def free_ports(count: int) -> list[int]:
+    """`count` ports free on the loopback: bound all at once, so that no two are the same (ports picked one after
+    another may repeat)."""
+    sockets = [socket.socket() for _ in range(count)]
+    try:
+        for sock in sockets:
+            sock.bind((LOOPBACK, 0))
+        return [sock.getsockname()[1] for sock in sockets]
+    finally:
+        for sock in sockets:
+            sock.close()
 
 
 def _wait_for_port(port: int, process: subprocess.Popen, log: Path, timeout: float = 20.0):
@@ -144,19 +151,27 @@ class ServerRig(ToxiproxyControl):
 
     workdir_prefix = "httpfs2-rig-"
     start_timeout = 20.0  # seconds for a server to listen on its port
+    # Another process may take a free port before the server binds it: the start is tried again on new ports.
+    start_attempts = 3
 
     def __init__(self):
         self._processes: list[subprocess.Popen] = []
         self._workdir: Path | None = None
 
     def __enter__(self):
-        try:
-            self._workdir = Path(tempfile.mkdtemp(prefix=self.workdir_prefix))
-            self._start()
-        except BaseException:
-            self.close()
-            raise
-        return self
+        for attempt in range(1, self.start_attempts + 1):
+            try:
+                self._workdir = Path(tempfile.mkdtemp(prefix=self.workdir_prefix))
+                self._start()
+                return self
+            except RuntimeError:
+                # A server that did not start, or a proxy API that is not toxiproxy's: its port was taken.
+                self.close()
+                if attempt == self.start_attempts:
+                    raise
+            except BaseException:
+                self.close()
+                raise
 
     def __exit__(self, *exc):
         self.close()
@@ -242,7 +257,7 @@ class S3Rig(ServerRig):
     def _start(self):
         data = self._workdir / "data"
         data.mkdir()
-        self.s3_port, self.api_port, self.proxy_port = free_port(), free_port(), free_port()
+        self.s3_port, self.api_port, self.proxy_port = free_ports(3)
         log_args = ["--access-log", str(self.access_log_path)] if self.access_log else []
         self.versitygw = self._spawn(
             "versitygw",
