@@ -80,13 +80,22 @@ ParquetPredictor::ParquetPredictor(std::shared_ptr<const ParquetLayout> layout_p
 	});
 	pattern.assign(columns, false);
 	lead.assign(columns, false);
+	blooms.assign(columns, false);
 	groups_read.assign(layout->row_groups.size(), false);
-	for (auto &row_group : layout->row_groups) {
+	for (size_t group = 0; group < layout->row_groups.size(); group++) {
+		auto &row_group = layout->row_groups[group];
 		data_end = std::max(data_end, row_group.span.End());
 		for (auto &chunk : row_group.columns) {
 			data_end = std::max(data_end, chunk.End());
 		}
+		for (size_t column = 0; column < row_group.bloom_filters.size(); column++) {
+			if (row_group.bloom_filters[column].length > 0) {
+				bloom_filters.push_back(BloomFilterEntry {row_group.bloom_filters[column], group, column});
+			}
+		}
 	}
+	std::sort(bloom_filters.begin(), bloom_filters.end(),
+	          [](const BloomFilterEntry &a, const BloomFilterEntry &b) { return a.range.offset < b.range.offset; });
 }
 
 int64_t ParquetPredictor::GroupOf(uint64_t offset) const {
@@ -149,22 +158,11 @@ bool ParquetPredictor::Joins(const ByteRange &read) const {
 	       group + static_cast<int64_t>(DROP_LAG_GROUPS) >= furthest_group && group <= furthest_group + Slack();
 }
 
-std::vector<PredictedRange> ParquetPredictor::GroupRanges(size_t group, const std::vector<bool> &columns,
-                                                          uint64_t merge_gap_bytes) const {
-	auto &row_group = layout->row_groups[group];
+//! `ranges` by offset, merged across gaps under `merge_gap_bytes`; the useful bytes are those of `ranges`.
+static std::vector<PredictedRange> MergeRanges(std::vector<ByteRange> ranges, uint64_t merge_gap_bytes) {
+	std::sort(ranges.begin(), ranges.end(), [](const ByteRange &a, const ByteRange &b) { return a.offset < b.offset; });
 	std::vector<PredictedRange> result;
-	if (whole_groups) {
-		result.push_back(PredictedRange {row_group.span, row_group.span.length});
-		return result;
-	}
-	std::vector<ByteRange> needed;
-	for (size_t column = 0; column < row_group.columns.size() && column < columns.size(); column++) {
-		if (columns[column] && row_group.columns[column].length > 0) {
-			needed.push_back(row_group.columns[column]);
-		}
-	}
-	std::sort(needed.begin(), needed.end(), [](const ByteRange &a, const ByteRange &b) { return a.offset < b.offset; });
-	for (auto &range : needed) {
+	for (auto &range : ranges) {
 		if (!result.empty() && range.offset <= result.back().range.End() + merge_gap_bytes) {
 			auto &last = result.back();
 			uint64_t end = std::max(last.range.End(), range.End());
@@ -177,10 +175,39 @@ std::vector<PredictedRange> ParquetPredictor::GroupRanges(size_t group, const st
 	return result;
 }
 
+std::vector<PredictedRange> ParquetPredictor::GroupRanges(size_t group, const std::vector<bool> &columns,
+                                                          uint64_t merge_gap_bytes) const {
+	auto &row_group = layout->row_groups[group];
+	// The row group's bloom filters come first: DuckDB reads them before its data.
+	std::vector<ByteRange> filters;
+	if (static_cast<int64_t>(group) > bloom_group) {
+		for (size_t column = 0; column < row_group.bloom_filters.size() && column < blooms.size(); column++) {
+			if (blooms[column] && row_group.bloom_filters[column].length > 0) {
+				filters.push_back(row_group.bloom_filters[column]);
+			}
+		}
+	}
+	auto result = MergeRanges(std::move(filters), merge_gap_bytes);
+	if (whole_groups) {
+		result.push_back(PredictedRange {row_group.span, row_group.span.length});
+		return result;
+	}
+	std::vector<ByteRange> needed;
+	for (size_t column = 0; column < row_group.columns.size() && column < columns.size(); column++) {
+		if (columns[column] && row_group.columns[column].length > 0) {
+			needed.push_back(row_group.columns[column]);
+		}
+	}
+	auto data = MergeRanges(std::move(needed), merge_gap_bytes);
+	result.insert(result.end(), data.begin(), data.end());
+	return result;
+}
+
 ColumnPattern ParquetPredictor::Pattern() const {
 	ColumnPattern result;
 	result.columns = pattern;
 	result.lead = lead;
+	result.blooms = blooms;
 	result.whole_groups = whole_groups;
 	return result;
 }
@@ -191,6 +218,9 @@ void ParquetPredictor::Seed(const ColumnPattern &seed) {
 	}
 	pattern = seed.columns;
 	lead = seed.lead;
+	if (seed.blooms.size() == blooms.size()) {
+		blooms = seed.blooms;
+	}
 	whole_groups = seed.whole_groups;
 	seeded = true;
 }
@@ -218,6 +248,12 @@ Prediction ParquetPredictor::OnRead(const ByteRange &read, const PredictionLimit
 	// A read reaching past the row groups is a footer read (DuckDB's first one also takes the end of the last
 	// column chunk): it says nothing about the columns a scan needs.
 	if (group < 0 || read.End() > data_end) {
+		// Or a bloom filter's: the first of a column says the scan reads that column's in every row group.
+		if (MarkBloomFilter(read)) {
+			pattern_version++;
+			predicted_through = std::min(predicted_through, furthest_group);
+			PredictWindow(limits, prediction);
+		}
 		return prediction;
 	}
 	auto &row_group = layout->row_groups[static_cast<size_t>(group)];
@@ -249,7 +285,27 @@ Prediction ParquetPredictor::OnRead(const ByteRange &read, const PredictionLimit
 	if (static_cast<uint64_t>(group) > DROP_LAG_GROUPS) {
 		prediction.drop_before = layout->row_groups[static_cast<size_t>(group) - DROP_LAG_GROUPS].span.offset;
 	}
+	PredictWindow(limits, prediction);
+	return prediction;
+}
 
+bool ParquetPredictor::MarkBloomFilter(const ByteRange &read) {
+	auto after =
+	    std::upper_bound(bloom_filters.begin(), bloom_filters.end(), read.offset,
+	                     [](uint64_t offset, const BloomFilterEntry &entry) { return offset < entry.range.offset; });
+	if (after == bloom_filters.begin() || read.offset >= std::prev(after)->range.End()) {
+		return false;
+	}
+	auto &entry = *std::prev(after);
+	bloom_group = std::max(bloom_group, static_cast<int64_t>(entry.group));
+	if (entry.column >= blooms.size() || blooms[entry.column]) {
+		return false;
+	}
+	blooms[entry.column] = true;
+	return true;
+}
+
+void ParquetPredictor::PredictWindow(const PredictionLimits &limits, Prediction &prediction) {
 	uint64_t ahead_bytes = 0;
 	// While only the first row group was read, the window reaches past the next group only within START_AHEAD_BYTES.
 	uint64_t start_cap =
@@ -272,7 +328,6 @@ Prediction ParquetPredictor::OnRead(const ByteRange &read, const PredictionLimit
 			predicted_through = next;
 		}
 	}
-	return prediction;
 }
 
 } // namespace httpfs2

@@ -295,6 +295,8 @@ struct ChunkOffsets {
 	uint64_t index_page_offset = 0;
 	bool has_dictionary_page = false;
 	uint64_t dictionary_page_offset = 0;
+	uint64_t bloom_filter_offset = 0;
+	uint64_t bloom_filter_length = 0;
 
 	//! ColumnReader::FileOffset: the lowest page offset that is set, whichever page kind it is.
 	uint64_t Start() const {
@@ -345,6 +347,7 @@ private:
 		auto handle_field = [&](const FieldHeader &field) {
 			if (field.id == 1 && field.type == CT_LIST) {
 				row_group.columns.clear();
+				row_group.bloom_filters.clear();
 				return ReadStructList(reader, depth + 1, "RowGroup.columns", [&](int element_depth) {
 					return ReadColumnChunk(element_depth, layout.row_groups.size(), row_group);
 				});
@@ -415,6 +418,11 @@ private:
 			return reader.Fail("more than " + std::to_string(ParquetFooter::MAX_COLUMN_CHUNKS) + " column chunks");
 		}
 		row_group.columns.push_back(range);
+		// Parquet's i64 and i32 as idx_t bits: a negative offset or length is huge and falls outside the file.
+		ByteRange bloom {chunk.bloom_filter_offset, chunk.bloom_filter_length};
+		bool bloom_inside = bloom.offset > 0 && bloom.length > 0 && bloom.length <= file_size &&
+		                    bloom.offset <= file_size - bloom.length;
+		row_group.bloom_filters.push_back(bloom_inside ? bloom : ByteRange {0, 0});
 		return true;
 	}
 
@@ -432,9 +440,14 @@ private:
 				case 11:
 					chunk.has_dictionary_page = true;
 					return reader.ReadZigzag(chunk.dictionary_page_offset);
+				case 14:
+					return reader.ReadZigzag(chunk.bloom_filter_offset);
 				default:
 					break;
 				}
+			}
+			if (field.type == CT_I32 && field.id == 15) {
+				return reader.ReadZigzag(chunk.bloom_filter_length);
 			}
 			return reader.SkipValue(field.type, false, depth + 1);
 		};

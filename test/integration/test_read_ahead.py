@@ -111,25 +111,41 @@ def test_read_ahead_off_fetches_nothing_ahead(con, native_con, lineitem_like):
     assert counters["read_ahead_memory_peak"] == 0
 
 
-@pytest.mark.parametrize("query", [ALL_COLUMNS, PROJECTION], ids=["all", "projection"])
-@pytest.mark.parametrize("threads", [1, 4])
-def test_read_ahead_hides_latency_for_a_scan(con, native_con, rig, many_row_groups, query, threads):
-    """At 20 ms per request, reads find their bytes already fetched: counted, never timed. With 4 threads, each
-    reading the row groups it claimed through a handle of its own, as well: the threads share one prediction."""
-    sql = query.format(url=many_row_groups)
+def slow_scan_equals_native(con, native_con, rig, sql, threads) -> dict:
+    """Runs `sql` at `threads` natively, then with read-ahead at 20 ms per request; checks the answers are equal and
+    returns httpfs2's stats."""
     for connection in (con, native_con):
         connection.execute(f"SET threads = {threads}")
     expected = native_con.execute(sql).fetchall()
     rig.set_latency(20)
     enable(con)
     assert con.execute(sql).fetchall() == expected
-    counters = stats(con)
+    return stats(con)
+
+
+@pytest.mark.parametrize("query", [ALL_COLUMNS, PROJECTION], ids=["all", "projection"])
+@pytest.mark.parametrize("threads", [1, 4])
+def test_read_ahead_hides_latency_for_a_scan(con, native_con, rig, many_row_groups, query, threads):
+    """At 20 ms per request, reads find their bytes already fetched: counted, never timed. With 4 threads, each
+    reading the row groups it claimed through a handle of its own, as well: the threads share one prediction."""
+    counters = slow_scan_equals_native(con, native_con, rig, query.format(url=many_row_groups), threads)
     served = counters["reads_served_whole"] + counters["reads_served_partly"]
     # The footer and the first row group; with threads, the first groups each one claims may be read before the
     # columns the scan reads are known (6-8 of 124 reads here; before the threads shared a prediction, 13-50).
     unserved = 3 if threads == 1 else counters["reads"] // 8
     assert served >= counters["reads"] - unserved, counters
     assert counters["model_first_byte_latency_ms"] is not None
+
+
+@pytest.mark.parametrize("threads", [1, 4])
+def test_bloom_filters_of_a_filtered_scan_are_read_ahead(con, native_con, rig, many_row_groups, threads):
+    """`k = 5` makes DuckDB read k's bloom filter (after the row groups) before each of the 61 row groups, a request
+    of its own each time: they are fetched ahead with their row groups, so the reader asks for almost none itself."""
+    sql = f"SELECT count(*), sum(i), sum(hash(s)) FROM read_parquet('{many_row_groups}') WHERE k = 5"
+    counters = slow_scan_equals_native(con, native_con, rig, sql, threads)
+    # The footer, the first row group's filter and data, and (with threads) the first groups each one claims.
+    assert counters["reader_requests"] <= (6 if threads == 1 else 20), counters
+    assert counters["reads_served_whole"] >= counters["reads"] - (6 if threads == 1 else 20), counters
 
 
 @pytest.mark.parametrize("threads", [1, 4])

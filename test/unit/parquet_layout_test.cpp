@@ -91,6 +91,10 @@ void ExpectInsideFile(const ParquetLayout &layout, uint64_t file_size) {
 			EXPECT_LE(column.offset, file_size);
 			EXPECT_LE(column.length, file_size - column.offset);
 		}
+		for (auto &filter : row_group.bloom_filters) {
+			EXPECT_LE(filter.offset, file_size);
+			EXPECT_LE(filter.length, file_size - filter.offset);
+		}
 	}
 }
 
@@ -116,6 +120,25 @@ TEST(ParquetLayout, MatchesDuckDBMetadataOfEveryFixture) {
 				ExpectSameRange(layout.row_groups[group].columns[column], expected[group].columns[column],
 				                where + " column " + std::to_string(column));
 			}
+		}
+	}
+}
+
+TEST(ParquetLayout, BloomFiltersAsDuckDBMetadataGivesThem) {
+	// parquet_metadata('row_groups.parquet'): DuckDB wrote a 47-byte bloom filter for the dictionary-encoded
+	// `category` column (column 1) of each row group, one after another after the row groups; none for the others.
+	auto file = ReadFile("row_groups.parquet");
+	ParquetLayout layout;
+	std::string error;
+	ASSERT_TRUE(Parse(Metadata(file), file.size(), layout, error)) << error;
+	ASSERT_EQ(layout.row_groups.size(), 5u);
+	for (size_t group = 0; group < layout.row_groups.size(); group++) {
+		auto &filters = layout.row_groups[group].bloom_filters;
+		ASSERT_EQ(filters.size(), 4u);
+		for (size_t column = 0; column < filters.size(); column++) {
+			auto expected = column == 1 ? ByteRange {99646 + 47 * group, 47} : ByteRange {0, 0};
+			ExpectSameRange(filters[column], expected,
+			                "bloom filter " + std::to_string(group) + "/" + std::to_string(column));
 		}
 	}
 }

@@ -314,6 +314,57 @@ TEST(ParquetPredictor, SameColumnsOfTheNextRowGroups) {
 	EXPECT_EQ(prediction.ranges[1].range.offset, layout->row_groups[15].columns[3].offset);
 }
 
+//! SyntheticLayout with a bloom filter of `filter_bytes` per column chunk, stored after all row groups in row group
+//! order as DuckDB writes them.
+ParquetLayout WithBloomFilters(ParquetLayout layout, uint64_t filter_bytes) {
+	uint64_t offset = layout.row_groups.back().span.End();
+	for (auto &group : layout.row_groups) {
+		for (size_t column = 0; column < group.columns.size(); column++) {
+			group.bloom_filters.push_back(ByteRange {offset, filter_bytes});
+			offset += filter_bytes;
+		}
+	}
+	return layout;
+}
+
+TEST(ParquetPredictor, BloomFiltersAFilteredScanReadsAreFetchedWithTheirRowGroups) {
+	auto layout = std::make_shared<ParquetLayout>(WithBloomFilters(SyntheticLayout(20, 4, 100 * KiB), 47));
+	ParquetPredictor predictor(layout);
+	PredictionLimits limits {64 * MiB, 16 * KiB};
+	auto &g0 = layout->row_groups[0];
+	// DuckDB checks column 2's bloom filter before the row group's data: nothing to predict yet, and never the
+	// filter the reader is reading.
+	EXPECT_TRUE(predictor.OnRead(g0.bloom_filters[2], limits).ranges.empty());
+	auto prediction = predictor.OnRead(g0.columns[2], limits);
+	// Each next row group: its bloom filter first (read first), then its data; one range each, as the reader
+	// would ask for them (the filters of consecutive groups are not merged across the others' filters).
+	ASSERT_EQ(prediction.ranges.size(), 2u * ParquetPredictor::START_WINDOW_GROUPS);
+	for (size_t group = 1; group <= ParquetPredictor::START_WINDOW_GROUPS; group++) {
+		auto &filter = prediction.ranges[2 * (group - 1)];
+		EXPECT_EQ(filter.range.offset, layout->row_groups[group].bloom_filters[2].offset);
+		EXPECT_EQ(filter.range.length, 47u);
+		EXPECT_EQ(filter.useful_bytes, 47u);
+		EXPECT_EQ(prediction.ranges[2 * (group - 1) + 1].range.offset, layout->row_groups[group].columns[2].offset);
+	}
+	// The next group's filter, read from what was fetched, teaches nothing new; a second filtered column (adjacent
+	// filters merge) is added to the groups already predicted.
+	EXPECT_TRUE(predictor.OnRead(layout->row_groups[1].bloom_filters[2], limits).ranges.empty());
+	prediction = predictor.OnRead(layout->row_groups[1].bloom_filters[3], limits);
+	// Group 1 again (its data only: its filters are being read; what is held is not fetched twice), then group 2's
+	// two filters as one range.
+	ASSERT_GE(prediction.ranges.size(), 3u);
+	EXPECT_EQ(prediction.ranges[0].range.offset, layout->row_groups[1].columns[2].offset);
+	EXPECT_EQ(prediction.ranges[1].range.offset, layout->row_groups[2].bloom_filters[2].offset);
+	EXPECT_EQ(prediction.ranges[1].range.length, 2u * 47);
+	EXPECT_EQ(predictor.Pattern().blooms, (std::vector<bool> {false, false, true, true}));
+	// A footer read is no bloom filter read.
+	ParquetPredictor other(layout);
+	EXPECT_TRUE(
+	    other.OnRead(ByteRange {layout->row_groups.back().bloom_filters.back().End(), 1000}, limits).ranges.empty());
+	other.OnRead(g0.columns[2], limits);
+	EXPECT_EQ(other.Pattern().blooms, (std::vector<bool> {false, false, false, false}));
+}
+
 TEST(ParquetPredictor, AScanStartingPastTheFirstRowGroupsIsCautiousAndThreadsAreNotSkips) {
 	auto layout = std::make_shared<ParquetLayout>(SyntheticLayout(30, 3, 10 * KiB));
 	PredictionLimits limits {64 * MiB, 0};

@@ -81,6 +81,8 @@ private:
 struct ColumnPattern {
 	std::vector<bool> columns;
 	std::vector<bool> lead;
+	//! Columns whose bloom filter the scan reads before each row group (a filter comparing them with constants).
+	std::vector<bool> blooms;
 	bool whole_groups = false;
 };
 
@@ -112,6 +114,10 @@ private:
 //! scan reads its filter columns first and the rest only when rows pass), until CAUTIOUS_STREAK row groups came in
 //! order again. A jump of up to IN_ORDER_SLACK row groups (plus one per thread of the scan) counts as in order: scan
 //! threads claim row groups concurrently, so their reads interleave.
+//!
+//! A filter that compares a column with constants makes DuckDB read that column's bloom filter (stored after the row
+//! groups) before each row group, a small read and a round trip of its own: once a reader read one, the bloom filters
+//! of that column are fetched ahead with the row groups they belong to, each as the request the reader would make.
 //!
 //! The threads of one scan each read through a handle of their own, and each sees only every n-th row group: alone,
 //! each would take the others' groups for skips. So they share one predictor (ObjectReadAhead::Observe): a reader
@@ -166,6 +172,10 @@ private:
 	bool MarkColumns(size_t group, const ByteRange &read, std::vector<bool> &columns) const;
 	//! Updates window, streak and caution for a read in a row group past all earlier ones.
 	void EnterGroup(int64_t group);
+	//! For a read of a bloom filter: marks its column in `blooms` (true when it was new) and notes its row group.
+	bool MarkBloomFilter(const ByteRange &read);
+	//! Adds the ranges of the row groups ahead of the furthest one read, within the window, to `prediction`.
+	void PredictWindow(const PredictionLimits &limits, Prediction &prediction);
 	int64_t Slack() const {
 		return IN_ORDER_SLACK + static_cast<int64_t>(threads) - 1;
 	}
@@ -178,6 +188,16 @@ private:
 	std::vector<bool> pattern;
 	//! Columns of the first read in each row group.
 	std::vector<bool> lead;
+	std::vector<bool> blooms;
+	//! Bloom filter ranges of all row groups by offset: (range, row group, column).
+	struct BloomFilterEntry {
+		ByteRange range;
+		size_t group;
+		size_t column;
+	};
+	std::vector<BloomFilterEntry> bloom_filters;
+	//! Furthest row group whose bloom filter a reader read: those up to it are never fetched ahead.
+	int64_t bloom_group = -1;
 	bool whole_groups = false;
 	bool cautious = false;
 	uint64_t in_order_streak = 0;

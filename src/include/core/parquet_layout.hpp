@@ -21,6 +21,10 @@ struct RowGroupLayout {
 	//! Byte range of each leaf column chunk, in the file's column order, as DuckDB 1.5.5 reads it: from the lowest of
 	//! its dictionary, index and data page offsets, total_compressed_size bytes long.
 	std::vector<ByteRange> columns;
+	//! Byte range of each leaf column chunk's bloom filter (header and bitset), where the footer gives its offset and
+	//! length; {0, 0} otherwise. DuckDB 1.5.5 reads it, before the row group's data, for each column a filter compares
+	//! with constants (ParquetStatisticsUtils::BloomFilterExcludes), one round trip per row group.
+	std::vector<ByteRange> bloom_filters;
 	//! From the first column chunk's start to the end of the last one, as DuckDB's whole-row-group read. Empty when
 	//! DuckDB never reads the row group whole (it has no columns, or its compressed size and its chunks' are all 0).
 	ByteRange span;
