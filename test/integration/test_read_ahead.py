@@ -143,9 +143,11 @@ def test_bloom_filters_of_a_filtered_scan_are_read_ahead(con, native_con, rig, m
     of its own each time: they are fetched ahead with their row groups, so the reader asks for almost none itself."""
     sql = f"SELECT count(*), sum(i), sum(hash(s)) FROM read_parquet('{many_row_groups}') WHERE k = 5"
     counters = slow_scan_equals_native(con, native_con, rig, sql, threads)
-    # The footer, the first row group's filter and data, and (with threads) the first groups each one claims.
-    assert counters["reader_requests"] <= (6 if threads == 1 else 20), counters
-    assert counters["reads_served_whole"] >= counters["reads"] - (6 if threads == 1 else 20), counters
+    # The footer, the first row group's filter and data, and (with threads) the first groups each one claims: 5 and
+    # 14-24 here; without the filters read ahead 66 and 74.
+    unserved = 6 if threads == 1 else 40
+    assert counters["reader_requests"] <= unserved, counters
+    assert counters["reads_served_whole"] >= counters["reads"] - unserved, counters
 
 
 @pytest.mark.parametrize("threads", [1, 4])
