@@ -21,6 +21,25 @@ def stats(con, filesystem: str = "S3FileSystem") -> dict:
     return dict(zip(names, row, strict=True))
 
 
+def enable(con, read_ahead=True):
+    """Turns httpfs2's parallel reads on (with or without read-ahead) and zeroes its stats."""
+    con.execute(f"SET httpfs2_parallel_read_enabled = true; SET httpfs2_read_ahead_enabled = {read_ahead}")
+    con.execute("CALL httpfs2_reset_stats()")
+
+
+def answer_equals_native(con, native_con, sql, threads, before_httpfs2=None) -> dict:
+    """Runs `sql` at `threads` natively, then (after calling `before_httpfs2`, when given) with httpfs2's read-ahead;
+    checks the answers are equal and returns httpfs2's stats of that run."""
+    for connection in (con, native_con):
+        connection.execute(f"SET threads = {threads}")
+    expected = native_con.execute(sql).fetchall()
+    if before_httpfs2 is not None:
+        before_httpfs2()
+    enable(con)
+    assert con.execute(sql).fetchall() == expected
+    return stats(con)
+
+
 def uncached(connection):
     """For a fixture: yields `connection` with DuckDB's external file cache off, so every read reaches the server,
     and closes it afterwards."""

@@ -14,7 +14,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from helpers import sha256, stats
+from helpers import answer_equals_native, enable, sha256, stats
 from rig import HTTPFS2_EXTENSION, httpfs_extension, serve_http
 
 ROWS = 1_000_000
@@ -73,21 +73,10 @@ def stats_once_released(con, timeout=10.0) -> dict:
     return counters
 
 
-def enable(con, read_ahead=True):
-    con.execute(f"SET httpfs2_parallel_read_enabled = true; SET httpfs2_read_ahead_enabled = {read_ahead}")
-    con.execute("CALL httpfs2_reset_stats()")
-
-
 @pytest.mark.parametrize("query", [PROJECTION, ALL_COLUMNS, SELECTIVE], ids=["projection", "all", "selective"])
 @pytest.mark.parametrize("threads", [1, 4])
 def test_parquet_answers_equal_native_and_come_from_read_ahead(con, native_con, lineitem_like, query, threads):
-    sql = query.format(url=lineitem_like)
-    for connection in (con, native_con):
-        connection.execute(f"SET threads = {threads}")
-    expected = native_con.execute(sql).fetchall()
-    enable(con)
-    assert con.execute(sql).fetchall() == expected
-    counters = stats(con)
+    counters = answer_equals_native(con, native_con, query.format(url=lineitem_like), threads)
     assert counters["errors"] == 0
     if query is SELECTIVE:
         # Two row groups are read: at most a small window more is fetched ahead, and never the rest of the file.
@@ -112,15 +101,8 @@ def test_read_ahead_off_fetches_nothing_ahead(con, native_con, lineitem_like):
 
 
 def slow_scan_equals_native(con, native_con, rig, sql, threads) -> dict:
-    """Runs `sql` at `threads` natively, then with read-ahead at 20 ms per request; checks the answers are equal and
-    returns httpfs2's stats."""
-    for connection in (con, native_con):
-        connection.execute(f"SET threads = {threads}")
-    expected = native_con.execute(sql).fetchall()
-    rig.set_latency(20)
-    enable(con)
-    assert con.execute(sql).fetchall() == expected
-    return stats(con)
+    """answer_equals_native with httpfs2's run at 20 ms per request."""
+    return answer_equals_native(con, native_con, sql, threads, before_httpfs2=lambda: rig.set_latency(20))
 
 
 @pytest.mark.parametrize("query", [ALL_COLUMNS, PROJECTION], ids=["all", "projection"])

@@ -136,8 +136,9 @@ public:
 	explicit ParquetPredictor(std::shared_ptr<const ParquetLayout> layout);
 	Prediction OnRead(const ByteRange &read, const PredictionLimits &limits) override;
 
-	//! The ranges of `group` that `columns` cover (the whole span when whole row groups are read), merged across
-	//! gaps under merge_gap_bytes.
+	//! The ranges a reader of `group` asks for, in its order: first the bloom filters of the `blooms` columns (once
+	//! past bloom_group), then what `columns` cover (the whole span when whole row groups are read); each part
+	//! merged across gaps under merge_gap_bytes.
 	std::vector<PredictedRange> GroupRanges(size_t group, const std::vector<bool> &columns,
 	                                        uint64_t merge_gap_bytes) const;
 	bool IsCautious() const {
