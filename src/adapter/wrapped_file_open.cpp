@@ -1,3 +1,4 @@
+#include "adapter/s3_tails.hpp"
 #include "adapter/settings.hpp"
 #include "adapter/wrapped_file_system.hpp"
 #include "core/url_redaction.hpp"
@@ -30,6 +31,10 @@ unique_ptr<FileHandle> WrappedFileSystem::OpenFileExtended(const duckdb::OpenFil
 	if (settings.enabled && read_only && versions_by_head) {
 		handle = OpenKnownVersion(file.path, flags, opener, settings);
 	}
+	bool had_metadata = file.extended_info && file.extended_info->options.count("file_size") > 0;
+	if (!handle && settings.enabled && read_only && tails_by_get && settings.ReadAheadActive() && !had_metadata) {
+		handle = OpenFromTail(file.path, flags, opener, settings);
+	}
 	if (!handle) {
 		auto start = std::chrono::steady_clock::now();
 		auto inner_handle = inner->OpenFile(file, flags, opener);
@@ -38,7 +43,6 @@ unique_ptr<FileHandle> WrappedFileSystem::OpenFileExtended(const duckdb::OpenFil
 		}
 		stats->Add(Counter::INNER_OPENS);
 		// Without listing metadata the open made a metadata request (HEAD): a clean first-byte latency sample.
-		bool had_metadata = file.extended_info && file.extended_info->options.count("file_size") > 0;
 		if (!had_metadata && flags.OpenForReading()) {
 			state->cost_model.ObserveRoundTrip(
 			    std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
@@ -73,11 +77,38 @@ bool WrappedFileSystem::SupportsOpenFileExtended() const {
 unique_ptr<WrappedFileHandle> WrappedFileSystem::OpenKnownVersion(const string &path, duckdb::FileOpenFlags flags,
                                                                   optional_ptr<FileOpener> opener,
                                                                   const ParallelReadSettings &settings) {
-	auto context = FileOpener::TryGetClientContext(opener);
 	ObjectVersion version;
-	if (!context || AzureVersions::Lookup(path, opener, *stats, version) != VersionLookup::FOUND) {
+	if (!FileOpener::TryGetClientContext(opener) ||
+	    AzureVersions::Lookup(path, opener, *stats, version) != VersionLookup::FOUND) {
 		return nullptr;
 	}
+	return OpenAtKnownVersion(path, flags, opener, settings, version);
+}
+
+unique_ptr<WrappedFileHandle> WrappedFileSystem::OpenFromTail(const string &path, duckdb::FileOpenFlags flags,
+                                                              optional_ptr<FileOpener> opener,
+                                                              const ParallelReadSettings &settings) {
+	// Parquet files only (DuckDB reads their end first), and only at a file's first open: later ones find its footer
+	// remembered, and a HEAD is then all they wait for.
+	if (!IsParquetPath(path) || read_aheads.RemembersFooterUnder(VersionKeyPrefix(path))) {
+		return nullptr;
+	}
+	ObjectTail tail;
+	if (!S3Tails::Fetch(path, opener, *stats, tail)) {
+		return nullptr;
+	}
+	// In place of the HEAD's sample: the GET's first byte, then its transfer.
+	state->cost_model.ObserveRoundTrip(tail.first_byte_seconds);
+	state->cost_model.ObserveSubRead(tail.range.length, tail.seconds);
+	read_aheads.RememberFooter(VersionKey(path, tail.version), tail.range, tail.bytes.data());
+	return OpenAtKnownVersion(path, flags, opener, settings, tail.version);
+}
+
+unique_ptr<WrappedFileHandle> WrappedFileSystem::OpenAtKnownVersion(const string &path, duckdb::FileOpenFlags flags,
+                                                                    optional_ptr<FileOpener> opener,
+                                                                    const ParallelReadSettings &settings,
+                                                                    const ObjectVersion &version) {
+	auto context = FileOpener::TryGetClientContext(opener);
 	auto open = DeferredOpen(OpenInfo(path, version), flags, context->shared_from_this(), version);
 	auto handle = duckdb::make_uniq<WrappedFileHandle>(*this, path, flags, std::move(open), version, settings);
 	auto &opened = *handle;

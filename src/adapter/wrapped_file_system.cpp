@@ -21,7 +21,8 @@ using std::string;
 
 WrappedFileSystem::WrappedFileSystem(unique_ptr<duckdb::FileSystem> inner_p, std::shared_ptr<ExtensionState> state_p)
     : inner(std::move(inner_p)), state(std::move(state_p)), stats(state->StatsFor(inner->GetName())),
-      reader(*state, *stats), versions_by_head(inner->GetName() == "AzureBlobStorageFileSystem") {
+      reader(*state, *stats), versions_by_head(inner->GetName() == "AzureBlobStorageFileSystem"),
+      tails_by_get(inner->GetName() == "S3FileSystem") {
 	state->AddFileSystem(*this);
 }
 
@@ -40,8 +41,16 @@ WrappedFileHandle &WrappedFileSystem::Unwrap(FileHandle &handle) {
 
 // --- read-ahead ---
 
+bool WrappedFileSystem::IsParquetPath(const string &path) {
+	return duckdb::StringUtil::EndsWith(duckdb::StringUtil::Lower(path), ".parquet");
+}
+
+std::string WrappedFileSystem::VersionKeyPrefix(const string &path) {
+	return path + "\n";
+}
+
 std::string WrappedFileSystem::VersionKey(const string &path, const ObjectVersion &version) {
-	auto key = path + "\n" + version.etag + "\n" + std::to_string(version.last_modified.value) + "\n" +
+	auto key = VersionKeyPrefix(path) + version.etag + "\n" + std::to_string(version.last_modified.value) + "\n" +
 	           std::to_string(version.size);
 	if (!version.Recognizable()) {
 		static std::atomic<uint64_t> opens {0};
@@ -141,11 +150,6 @@ private:
 	std::vector<std::pair<ReadAheadRegistry *, string>> pins;
 };
 } // namespace
-
-static bool IsParquetPath(const string &path) {
-	auto lower = duckdb::StringUtil::Lower(path);
-	return duckdb::StringUtil::EndsWith(lower, ".parquet");
-}
 
 void WrappedFileSystem::PrefetchFooter(const string &path, const ObjectVersion &version, const ReadAheadTuning &tuning,
                                        optional_ptr<FileOpener> opener) {

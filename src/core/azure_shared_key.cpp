@@ -81,7 +81,7 @@ bool AzureBlobPath::HasWildcard() const {
 	return blob.find_first_of("*?[\\") != std::string::npos;
 }
 
-static std::string PercentEncodePath(const std::string &name) {
+std::string PercentEncodePath(const std::string &name) {
 	static const char *hex = "0123456789ABCDEF";
 	std::string encoded;
 	for (unsigned char c : name) {

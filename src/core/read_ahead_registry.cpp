@@ -213,6 +213,16 @@ std::shared_ptr<const ParquetLayout> ReadAheadRegistry::KnownLayout(const std::s
 	return TouchLocked(key).layout;
 }
 
+bool ReadAheadRegistry::RemembersFooterUnder(const std::string &prefix) {
+	std::lock_guard<std::mutex> guard(lock);
+	for (auto &entry : known) {
+		if (entry.second.footer_bytes && entry.first.compare(0, prefix.size(), prefix) == 0) {
+			return true;
+		}
+	}
+	return false;
+}
+
 uint64_t ReadAheadRegistry::FooterBytes() {
 	std::lock_guard<std::mutex> guard(lock);
 	return footer_bytes;

@@ -96,6 +96,16 @@ private:
 	duckdb::unique_ptr<WrappedFileHandle> OpenKnownVersion(const std::string &path, duckdb::FileOpenFlags flags,
 	                                                       duckdb::optional_ptr<duckdb::FileOpener> opener,
 	                                                       const ParallelReadSettings &settings);
+	//! A handle at the version a GET of the file's tail reported (s3:// Parquet files at their first open), its
+	//! footer remembered from those bytes; nullptr when httpfs2 could not fetch it (S3Tails).
+	duckdb::unique_ptr<WrappedFileHandle> OpenFromTail(const std::string &path, duckdb::FileOpenFlags flags,
+	                                                   duckdb::optional_ptr<duckdb::FileOpener> opener,
+	                                                   const ParallelReadSettings &settings);
+	//! A handle at `version`, whose inner handle opens when first needed; `opener` must have a client context.
+	duckdb::unique_ptr<WrappedFileHandle> OpenAtKnownVersion(const std::string &path, duckdb::FileOpenFlags flags,
+	                                                         duckdb::optional_ptr<duckdb::FileOpener> opener,
+	                                                         const ParallelReadSettings &settings,
+	                                                         const ObjectVersion &version);
 	//! An open that makes no request on httpfs: size, modification time and ETag handed over (httpfs still checks
 	//! every response against the ETag).
 	static duckdb::OpenFileInfo OpenInfo(const std::string &path, const ObjectVersion &version);
@@ -117,6 +127,9 @@ private:
 	void PrepareSubReads(WrappedFileHandle &handle, duckdb::optional_ptr<duckdb::FileOpener> opener);
 	//! Read-ahead is shared by handles on the same object version only.
 	static std::string VersionKey(const std::string &path, const ObjectVersion &version);
+	static bool IsParquetPath(const std::string &path);
+	//! What the VersionKey of every version of `path` begins with.
+	static std::string VersionKeyPrefix(const std::string &path);
 	//! A handle for read-ahead's fetches (and, on Azure, the reads that miss it), opened now on the query's thread
 	//! or while it waits: fetches run on IO pool threads and may outlive the query. Kept across opens on Azure.
 	std::shared_ptr<duckdb::FileHandle> OpenFetchHandle(const std::string &path, const ObjectVersion &version,
@@ -160,6 +173,8 @@ private:
 	ListingMemory listings;
 	//! Whether httpfs2 learns object versions with a request of its own (the azure extension reports no ETag).
 	const bool versions_by_head;
+	//! Whether httpfs2 opens s3:// Parquet files from a GET of their tail it signs itself (S3Tails).
+	const bool tails_by_get;
 	//! With versions_by_head, the handles read-ahead and pass-through reads use, kept across opens of a version.
 	VersionHandles version_handles;
 	//! Column patterns per dataset (folder), shared by the read-ahead of its files.

@@ -48,6 +48,9 @@ using HttpHeader = std::pair<std::string, std::string>;
 //! The blob's URL: endpoint, container, blob name percent-encoded except unreserved characters and '/'.
 std::string AzureBlobUrl(const AzureConnection &connection, const AzureBlobPath &path);
 
+//! `path` percent-encoded except unreserved characters and '/' (as Azure and S3 expect object names in URLs).
+std::string PercentEncodePath(const std::string &path);
+
 //! The path of `url` (from the first '/' after the authority), as the canonicalized resource needs it.
 std::string UrlPath(const std::string &url);
 

@@ -66,6 +66,8 @@ public:
 	//! metadata DuckDB reads again when it did not fit in the first read from the end), within MAX_FOOTER_BYTES.
 	void ExtendFooter(const std::string &key, const ByteRange &range, const char *data);
 	std::shared_ptr<const ParquetLayout> KnownLayout(const std::string &key);
+	//! Whether footer bytes are remembered for a key beginning with `prefix` (some version of one file).
+	bool RemembersFooterUnder(const std::string &prefix);
 	//! Footer bytes remembered in all.
 	uint64_t FooterBytes();
 

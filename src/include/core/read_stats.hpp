@@ -52,7 +52,8 @@ enum class Counter : size_t {
 	READS_SERVED_WHOLE,
 	READS_SERVED_PARTLY,
 	READS_WAITED,
-	//! Requests httpfs2 signed itself to learn an az:// blob's ETag (one per blob per query).
+	//! Requests httpfs2 signed itself: to learn an az:// blob's ETag (one per blob per query), for the tail of an
+	//! s3:// Parquet file at its first open (S3Tails).
 	VERSION_REQUESTS,
 	//! Handles of the wrapped filesystem opened (on Azure each costs a HEAD); opened only when first needed.
 	INNER_OPENS,

@@ -1,0 +1,86 @@
+"""The first open of an s3:// Parquet file: httpfs2 fetches the object's tail in one GET it signs itself, which tells
+the size, ETag and Last-Modified httpfs's HEAD would and holds the footer DuckDB reads next; the file then opens at
+that version without a HEAD. Whatever that GET cannot do, httpfs's own open does, with its own errors."""
+
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from helpers import enable, sha256, stats
+from test_read_ahead import make_parquet
+from test_reads import error_of
+
+SQL = "SELECT count(*), sum(i), sum(hash(s)), sum(k) FROM read_parquet('{url}')"
+
+
+def upload_parquet(rig, key: str, rows: int, seed: int = 0) -> bytes:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "data.parquet"
+        make_parquet(path, rows, 10_000, seed=seed)
+        data = path.read_bytes()
+    rig.put_object(key, data)
+    return data
+
+
+def httpfs_requests(con) -> list:
+    """The requests httpfs made since logging was enabled, as (type, range header) pairs."""
+    rows = con.execute("SELECT request.type, request.headers['Range'] FROM duckdb_logs_parsed('HTTP')").fetchall()
+    return [(kind, str(range_header)) for kind, range_header in rows]
+
+
+@pytest.mark.parametrize("rows", [2_000, 200_000], ids=["smaller_than_the_tail", "larger"])
+def test_a_first_open_makes_no_head_and_reads_its_footer_from_the_tail(con, native_con, rig, rows):
+    key = f"first_open/data-{rows}.parquet"
+    data = upload_parquet(rig, key, rows)
+    sql = SQL.format(url=rig.url(key))
+    for connection in (con, native_con):
+        connection.execute("CALL enable_logging('HTTP')")
+    expected = native_con.execute(sql).fetchall()
+    enable(con)
+    assert con.execute(sql).fetchall() == expected
+    assert [kind for kind, _ in httpfs_requests(native_con)].count("HEAD") == 1
+    assert [kind for kind, _ in httpfs_requests(con)].count("HEAD") == 0
+    counters = stats(con)
+    assert counters["version_requests"] == 1
+    assert counters["footer_bytes_reused"] > 0
+    assert counters["errors"] == 0
+    if len(data) <= 256 << 10:
+        # The tail was the whole file: httpfs made no request at all.
+        assert httpfs_requests(con) == []
+    # Bytes served from the tail are the object's: ranges across it, through a new open of the same version.
+    for offset, length in ((len(data) - 8, 8), (max(0, len(data) - 300_000), 300_000), (0, len(data))):
+        offset, length = max(offset, 0), min(length, len(data))
+        got = con.execute("SELECT sha256(httpfs2_read_range(?, ?, ?))", [rig.url(key), offset, length]).fetchone()[0]
+        assert got == sha256(data[offset : offset + length]), (offset, length)
+
+
+def test_a_file_overwritten_after_its_first_open_is_read_at_its_new_version(con, native_con, rig):
+    """The first query opens from the tail; the file is replaced (another size, then the same size); each next query
+    gives the new answer: the tail is used only for the version it came with."""
+    key = "first_open/changing.parquet"
+    sql = SQL.format(url=rig.url(key))
+    enable(con)
+    for seed, rows in ((0, 30_000), (3, 40_000), (4, 40_000)):
+        upload_parquet(rig, key, rows, seed)
+        assert con.execute(sql).fetchall() == native_con.execute(sql).fetchall()
+    # Only the first open fetched a tail: the next ones found a footer of the file remembered and opened with a HEAD.
+    assert stats(con)["version_requests"] == 1
+
+
+def test_without_its_tail_a_file_opens_as_httpfs_opens_it(con, native_con, rig):
+    """A missing file, and a secret the server refuses: httpfs2's GET fails, httpfs's open reports its own error, and
+    no credential appears in it."""
+    enable(con)
+    missing = f"SELECT * FROM read_parquet('{rig.url('first_open/missing.parquet')}')"
+    assert error_of(con, missing) == error_of(native_con, missing)
+    key = "first_open/refused.parquet"
+    upload_parquet(rig, key, 1000)
+    for connection in (con, native_con):
+        connection.execute(rig.secret_sql().replace(rig.secret_key, "not-the-secret-key"))
+    refused = SQL.format(url=rig.url(key))
+    kind, text = error_of(con, refused)
+    assert (kind, text) == error_of(native_con, refused)
+    assert "not-the-secret-key" not in text and rig.access_key not in text
+    # Both opens tried the tail first.
+    assert stats(con)["version_requests"] == 2

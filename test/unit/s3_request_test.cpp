@@ -1,0 +1,71 @@
+#include "core/s3_request.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace httpfs2;
+
+TEST(S3Address, PathStyleKeepsTheBucketInThePath) {
+	S3Address address;
+	ASSERT_TRUE(S3Address::Resolve("s3://bucket/dir/a b+c.parquet", "127.0.0.1:9000", "path", false, address));
+	EXPECT_EQ(address.Url(), "http://127.0.0.1:9000/bucket/dir/a%20b%2Bc.parquet");
+	EXPECT_EQ(address.host, "127.0.0.1:9000");
+}
+
+TEST(S3Address, VirtualHostStyleIsTheDefaultWithAmazonsEndpoint) {
+	S3Address address;
+	ASSERT_TRUE(S3Address::Resolve("s3://bucket/key.parquet", "", "", true, address));
+	EXPECT_EQ(address.Url(), "https://bucket.s3.amazonaws.com/key.parquet");
+	ASSERT_TRUE(S3Address::Resolve("s3://bucket/key.parquet", "minio:9000", "vhost", false, address));
+	EXPECT_EQ(address.Url(), "http://bucket.minio:9000/key.parquet");
+}
+
+TEST(S3Address, FormsHttpfs2DoesNotAddressItselfAreDeclined) {
+	S3Address address;
+	EXPECT_FALSE(S3Address::Resolve("s3://bucket/key?s3_region=x", "", "", true, address)); // query parameters
+	EXPECT_FALSE(S3Address::Resolve("r2://bucket/key", "", "", true, address));
+	EXPECT_FALSE(S3Address::Resolve("s3://bucket", "", "", true, address));
+	EXPECT_FALSE(S3Address::Resolve("s3://bucket/", "", "", true, address));
+	EXPECT_FALSE(S3Address::Resolve("s3://a.b/key", "", "vhost", true, address)); // dotted bucket over TLS
+	EXPECT_FALSE(S3Address::Resolve("s3://bucket/key", "http://host", "path", false, address));
+	EXPECT_FALSE(S3Address::Resolve("s3://bucket/key", "host/prefix", "path", false, address));
+	EXPECT_FALSE(S3Address::Resolve("s3://bucket/key", "host", "other", false, address));
+}
+
+// AWS's documented example of a signed GET Object request (Signature Version 4, "Example: GET Object").
+TEST(SigV4Request, CanonicalRequestAndStringToSignAreAwsDocumentedOnes) {
+	SigV4Request request;
+	request.method = "GET";
+	request.host = "examplebucket.s3.amazonaws.com";
+	request.path = "/test.txt";
+	request.region = "us-east-1";
+	request.amz_date = SigV4Request::AmzDate(1369353600); // 2013-05-24 00:00:00 UTC
+	request.headers = {{"range", "bytes=0-9"}};
+	EXPECT_EQ(request.amz_date, "20130524T000000Z");
+	EXPECT_EQ(request.CanonicalRequest(), "GET\n/test.txt\n\n"
+	                                      "host:examplebucket.s3.amazonaws.com\n"
+	                                      "range:bytes=0-9\n"
+	                                      "x-amz-content-sha256:"
+	                                      "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\n"
+	                                      "x-amz-date:20130524T000000Z\n\n"
+	                                      "host;range;x-amz-content-sha256;x-amz-date\n"
+	                                      "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+	auto hash = "7344ae5b7ee6c3e7e6b0fe0640412a37625d1fbfff95c48bbb2dc43964946972";
+	EXPECT_EQ(request.StringToSign(hash),
+	          std::string("AWS4-HMAC-SHA256\n20130524T000000Z\n20130524/us-east-1/s3/aws4_request\n") + hash);
+	EXPECT_EQ(request.Authorization("AKIAIOSFODNN7EXAMPLE", "f0e8"),
+	          "AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request, "
+	          "SignedHeaders=host;range;x-amz-content-sha256;x-amz-date, Signature=f0e8");
+}
+
+TEST(ParseContentRange, TakesOnlyACompleteByteRange) {
+	uint64_t first = 0, last = 0, total = 0;
+	ASSERT_TRUE(ParseContentRange("bytes 100-199/200", first, last, total));
+	EXPECT_EQ(first, 100u);
+	EXPECT_EQ(last, 199u);
+	EXPECT_EQ(total, 200u);
+	EXPECT_FALSE(ParseContentRange("bytes */200", first, last, total));
+	EXPECT_FALSE(ParseContentRange("bytes 0-9/*", first, last, total));
+	EXPECT_FALSE(ParseContentRange("bytes 9-0/200", first, last, total));
+	EXPECT_FALSE(ParseContentRange("bytes 0-200/200", first, last, total));
+	EXPECT_FALSE(ParseContentRange("bytes 0-9/200x", first, last, total));
+}
