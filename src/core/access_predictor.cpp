@@ -13,6 +13,7 @@ constexpr uint64_t ParquetPredictor::MAX_WINDOW_GROUPS;
 constexpr uint64_t ParquetPredictor::DROP_LAG_GROUPS;
 constexpr size_t PatternMemory::MAX_DATASETS;
 constexpr int64_t ParquetPredictor::IN_ORDER_SLACK;
+constexpr int64_t ParquetPredictor::BLOOM_BLOCK_GROUPS;
 constexpr uint64_t ParquetPredictor::CAUTIOUS_STREAK;
 constexpr uint64_t ParquetPredictor::START_WINDOW_GROUPS;
 constexpr uint64_t ParquetPredictor::START_AHEAD_BYTES;
@@ -175,22 +176,25 @@ static std::vector<PredictedRange> MergeRanges(std::vector<ByteRange> ranges, ui
 	return result;
 }
 
-std::vector<PredictedRange> ParquetPredictor::GroupRanges(size_t group, const std::vector<bool> &columns,
-                                                          uint64_t merge_gap_bytes) const {
-	auto &row_group = layout->row_groups[group];
-	// The row group's bloom filters come first: DuckDB reads them before its data.
+std::vector<PredictedRange> ParquetPredictor::BloomRanges(size_t first, size_t last, uint64_t merge_gap_bytes) const {
 	std::vector<ByteRange> filters;
-	if (static_cast<int64_t>(group) > bloom_group) {
+	auto from = static_cast<size_t>(std::max<int64_t>(static_cast<int64_t>(first), bloom_group + 1));
+	for (size_t group = from; group <= last; group++) {
+		auto &row_group = layout->row_groups[group];
 		for (size_t column = 0; column < row_group.bloom_filters.size() && column < blooms.size(); column++) {
 			if (blooms[column] && row_group.bloom_filters[column].length > 0) {
 				filters.push_back(row_group.bloom_filters[column]);
 			}
 		}
 	}
-	auto result = MergeRanges(std::move(filters), merge_gap_bytes);
+	return MergeRanges(std::move(filters), merge_gap_bytes);
+}
+
+std::vector<PredictedRange> ParquetPredictor::DataRanges(size_t group, const std::vector<bool> &columns,
+                                                         uint64_t merge_gap_bytes) const {
+	auto &row_group = layout->row_groups[group];
 	if (whole_groups) {
-		result.push_back(PredictedRange {row_group.span, row_group.span.length});
-		return result;
+		return {PredictedRange {row_group.span, row_group.span.length}};
 	}
 	std::vector<ByteRange> needed;
 	for (size_t column = 0; column < row_group.columns.size() && column < columns.size(); column++) {
@@ -198,7 +202,14 @@ std::vector<PredictedRange> ParquetPredictor::GroupRanges(size_t group, const st
 			needed.push_back(row_group.columns[column]);
 		}
 	}
-	auto data = MergeRanges(std::move(needed), merge_gap_bytes);
+	return MergeRanges(std::move(needed), merge_gap_bytes);
+}
+
+std::vector<PredictedRange> ParquetPredictor::GroupRanges(size_t group, const std::vector<bool> &columns,
+                                                          uint64_t merge_gap_bytes) const {
+	// The row group's bloom filters come first: DuckDB reads them before its data.
+	auto result = BloomRanges(group, group, merge_gap_bytes);
+	auto data = DataRanges(group, columns, merge_gap_bytes);
 	result.insert(result.end(), data.begin(), data.end());
 	return result;
 }
@@ -251,7 +262,7 @@ Prediction ParquetPredictor::OnRead(const ByteRange &read, const PredictionLimit
 		// Or a bloom filter's: the first of a column says the scan reads that column's in every row group.
 		if (MarkBloomFilter(read)) {
 			pattern_version++;
-			predicted_through = std::min(predicted_through, furthest_group);
+			Repredict();
 			PredictWindow(limits, prediction);
 		}
 		return prediction;
@@ -278,7 +289,7 @@ Prediction ParquetPredictor::OnRead(const ByteRange &read, const PredictionLimit
 	}
 	if (pattern_grew || was_cautious != cautious) {
 		// The row groups already predicted get the new columns too (what is held already is not fetched again).
-		predicted_through = std::min(predicted_through, furthest_group);
+		Repredict();
 	}
 	// From this read's group, not the furthest: the threads of a scan share this predictor, and each tells where it
 	// is itself.
@@ -314,7 +325,7 @@ void ParquetPredictor::PredictWindow(const PredictionLimits &limits, Prediction 
 	auto last = std::min<int64_t>(furthest_group + static_cast<int64_t>(cautious ? 1 : window_groups),
 	                              static_cast<int64_t>(layout->row_groups.size()) - 1);
 	for (int64_t next = furthest_group + 1; next <= last; next++) {
-		auto ranges = GroupRanges(static_cast<size_t>(next), columns, limits.merge_gap_bytes);
+		auto ranges = DataRanges(static_cast<size_t>(next), columns, limits.merge_gap_bytes);
 		uint64_t group_bytes = 0;
 		for (auto &range : ranges) {
 			group_bytes += range.range.length;
@@ -323,6 +334,15 @@ void ParquetPredictor::PredictWindow(const PredictionLimits &limits, Prediction 
 			break;
 		}
 		ahead_bytes += group_bytes;
+		if (next > blooms_predicted_through && furthest_group >= 0) {
+			// Read before the data: the filters of this group and the next ones of its block, as one range.
+			auto block_end =
+			    std::min<int64_t>(next + BLOOM_BLOCK_GROUPS - 1, static_cast<int64_t>(layout->row_groups.size()) - 1);
+			auto filters =
+			    BloomRanges(static_cast<size_t>(next), static_cast<size_t>(block_end), limits.merge_gap_bytes);
+			prediction.ranges.insert(prediction.ranges.end(), filters.begin(), filters.end());
+			blooms_predicted_through = block_end;
+		}
 		if (next > predicted_through) {
 			prediction.ranges.insert(prediction.ranges.end(), ranges.begin(), ranges.end());
 			predicted_through = next;

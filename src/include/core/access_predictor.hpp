@@ -117,7 +117,9 @@ private:
 //!
 //! A filter that compares a column with constants makes DuckDB read that column's bloom filter (stored after the row
 //! groups) before each row group, a small read and a round trip of its own: once a reader read one, the bloom filters
-//! of that column are fetched ahead with the row groups they belong to, each as the request the reader would make.
+//! of that column are fetched ahead with the row groups they belong to, those of BLOOM_BLOCK_GROUPS groups as one
+//! range (the filters of other columns between them included): small requests in a row cost an IO thread a round
+//! trip each, and would set the pace of the scan.
 //!
 //! The threads of one scan each read through a handle of their own, and each sees only every n-th row group: alone,
 //! each would take the others' groups for skips. So they share one predictor (ObjectReadAhead::Observe): a reader
@@ -132,6 +134,7 @@ public:
 	static constexpr uint64_t CAUTIOUS_STREAK = 4;
 	static constexpr uint64_t START_WINDOW_GROUPS = 4;
 	static constexpr uint64_t START_AHEAD_BYTES = 4 * 1024 * 1024;
+	static constexpr int64_t BLOOM_BLOCK_GROUPS = 8;
 
 	explicit ParquetPredictor(std::shared_ptr<const ParquetLayout> layout);
 	Prediction OnRead(const ByteRange &read, const PredictionLimits &limits) override;
@@ -141,6 +144,12 @@ public:
 	//! merged across gaps under merge_gap_bytes.
 	std::vector<PredictedRange> GroupRanges(size_t group, const std::vector<bool> &columns,
 	                                        uint64_t merge_gap_bytes) const;
+	//! The bloom filters of the `blooms` columns of row groups `first` to `last` past bloom_group, merged across gaps
+	//! under merge_gap_bytes.
+	std::vector<PredictedRange> BloomRanges(size_t first, size_t last, uint64_t merge_gap_bytes) const;
+	//! What `columns` cover in `group` (the whole span when whole row groups are read), merged likewise.
+	std::vector<PredictedRange> DataRanges(size_t group, const std::vector<bool> &columns,
+	                                       uint64_t merge_gap_bytes) const;
 	bool IsCautious() const {
 		return cautious;
 	}
@@ -177,6 +186,11 @@ private:
 	bool MarkBloomFilter(const ByteRange &read);
 	//! Adds the ranges of the row groups ahead of the furthest one read, within the window, to `prediction`.
 	void PredictWindow(const PredictionLimits &limits, Prediction &prediction);
+	//! Predicts the row groups after the furthest one read again (the pattern changed).
+	void Repredict() {
+		predicted_through = std::min(predicted_through, furthest_group);
+		blooms_predicted_through = std::min(blooms_predicted_through, furthest_group);
+	}
 	int64_t Slack() const {
 		return IN_ORDER_SLACK + static_cast<int64_t>(threads) - 1;
 	}
@@ -204,8 +218,9 @@ private:
 	uint64_t in_order_streak = 0;
 	int64_t furthest_group = -1;
 	uint64_t window_groups = 1;
-	//! Highest row group whose ranges were predicted with the current pattern.
+	//! Highest row group whose ranges, and whose bloom filters, were predicted with the current pattern.
 	int64_t predicted_through = -1;
+	int64_t blooms_predicted_through = -1;
 	uint64_t pattern_version = 0;
 	bool seeded = false;
 	//! Readers sharing this predictor.
