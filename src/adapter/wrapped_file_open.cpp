@@ -90,13 +90,20 @@ unique_ptr<WrappedFileHandle> WrappedFileSystem::OpenFromTail(const string &path
                                                               const ParallelReadSettings &settings) {
 	// Parquet files only (DuckDB reads their end first), and only at a file's first open: later ones find its footer
 	// remembered, and a HEAD is then all they wait for.
-	if (!IsParquetPath(path) || read_aheads.RemembersFooterUnder(VersionKeyPrefix(path))) {
+	auto now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now().time_since_epoch());
+	if (!IsParquetPath(path) || now.count() < tails_paused_until ||
+	    read_aheads.RemembersFooterUnder(VersionKeyPrefix(path))) {
 		return nullptr;
 	}
 	ObjectTail tail;
 	if (!S3Tails::Fetch(path, opener, *stats, tail)) {
+		if (++failed_tails >= MAX_FAILED_TAILS) {
+			failed_tails = 0;
+			tails_paused_until = now.count() + TAIL_PAUSE_SECONDS;
+		}
 		return nullptr;
 	}
+	failed_tails = 0;
 	// In place of the HEAD's sample: the GET's first byte, then its transfer.
 	state->cost_model.ObserveRoundTrip(tail.first_byte_seconds);
 	state->cost_model.ObserveSubRead(tail.range.length, tail.seconds);

@@ -19,6 +19,9 @@ using duckdb::optional_ptr;
 using duckdb::unique_ptr;
 using std::string;
 
+constexpr uint32_t WrappedFileSystem::MAX_FAILED_TAILS;
+constexpr int64_t WrappedFileSystem::TAIL_PAUSE_SECONDS;
+
 WrappedFileSystem::WrappedFileSystem(unique_ptr<duckdb::FileSystem> inner_p, std::shared_ptr<ExtensionState> state_p)
     : inner(std::move(inner_p)), state(std::move(state_p)), stats(state->StatsFor(inner->GetName())),
       reader(*state, *stats), versions_by_head(inner->GetName() == "AzureBlobStorageFileSystem"),

@@ -84,3 +84,22 @@ def test_without_its_tail_a_file_opens_as_httpfs_opens_it(con, native_con, rig):
     assert "not-the-secret-key" not in text and rig.access_key not in text
     # Both opens tried the tail first.
     assert stats(con)["version_requests"] == 2
+
+
+def test_after_eight_failed_tails_httpfs2_stops_asking_for_a_while(con, native_con, rig):
+    """A store or secret httpfs2 cannot address must not cost every open a failed request: after 8 in a row it stops
+    asking (for a minute), and the opens go on as httpfs's own."""
+    key = "first_open/paused.parquet"
+    upload_parquet(rig, key, 1000)
+    sql = SQL.format(url=rig.url(key))
+    enable(con)
+    for connection in (con, native_con):
+        connection.execute(rig.secret_sql().replace(rig.secret_key, "not-the-secret-key"))
+    expected = error_of(native_con, sql)
+    for _ in range(9):
+        assert error_of(con, sql) == expected
+    assert stats(con)["version_requests"] == 8
+    for connection in (con, native_con):
+        connection.execute(rig.secret_sql())
+    assert con.execute(sql).fetchall() == native_con.execute(sql).fetchall()
+    assert stats(con)["version_requests"] == 8

@@ -16,6 +16,8 @@
 #include "adapter/wrapped_file_handle.hpp"
 #include "duckdb/common/file_system.hpp"
 
+#include <atomic>
+
 namespace httpfs2 {
 
 class WrappedFileSystem : public duckdb::FileSystem {
@@ -175,6 +177,13 @@ private:
 	const bool versions_by_head;
 	//! Whether httpfs2 opens s3:// Parquet files from a GET of their tail it signs itself (S3Tails).
 	const bool tails_by_get;
+	//! After this many tail GETs in a row that did not give a tail (a store or secret httpfs2 cannot address, whose
+	//! every open would pay for a failed request), it stops asking for TAIL_PAUSE_SECONDS.
+	static constexpr uint32_t MAX_FAILED_TAILS = 8;
+	static constexpr int64_t TAIL_PAUSE_SECONDS = 60;
+	std::atomic<uint32_t> failed_tails {0};
+	//! steady_clock seconds before which no tail is asked for.
+	std::atomic<int64_t> tails_paused_until {0};
 	//! With versions_by_head, the handles read-ahead and pass-through reads use, kept across opens of a version.
 	VersionHandles version_handles;
 	//! Column patterns per dataset (folder), shared by the read-ahead of its files.
