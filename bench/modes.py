@@ -138,6 +138,9 @@ MODES = {
         configs=("native", "httpfs2", "local"),
         max_repeats={"tpch-22": 1},
     ),
+    # Issue 24: every workload on a LAN store (no latency toxic) at DuckDB threads 1 and 4, native vs httpfs2 with its
+    # defaults: httpfs2 must cost nothing where there is no wait to hide (ratio and CPU targets per row).
+    "lan": WorkloadMode(workloads=ALL_WORKLOADS, profiles=("lan",), configs=("native", "httpfs2"), threads=(1, 4)),
     # Issue 9's whole matrix: every workload, native vs splitting alone vs read-ahead, and the local floor.
     "workloads": WorkloadMode(workloads=ALL_WORKLOADS, configs=("native", "httpfs2 split", "httpfs2", "local")),
     # The earlier demo: read_blob MiB/s at two latencies, threads 1 2, and the parquet probe at 50 ms.

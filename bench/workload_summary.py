@@ -7,7 +7,7 @@ Used by bench/summarize.py for results.csv files written by a workload mode.
 import json
 from statistics import median
 
-from bench.workloads import bytes_target, speed_target
+from bench.workloads import bytes_target, cpu_target, speed_target
 
 MiB = 1 << 20
 GROUP = ("workload", "profile", "file_cache", "client", "duckdb_threads")
@@ -67,8 +67,9 @@ def comparison_rows(rows) -> list:
         others = [c for c in by_config if c not in ("native", "local")] or [None]
         for config in others:
             h = by_config.get(config, [])
-            h_s, h_bytes = _p50(h, "wall_s"), _p50(h, "fetched_bytes")
+            h_s, h_bytes, h_cpu = _p50(h, "wall_s"), _p50(h, "fetched_bytes"), _p50(h, "client_cpu_s")
             ratio = n_s / h_s if n_s and h_s else None
+            cpu_ratio = h_cpu / n_cpu if n_cpu and h_cpu else None
             bytes_ratio = h_bytes / n_bytes if n_bytes and h_bytes else None
             peak = _p50(h, "read_ahead_memory_peak")
             out.append(
@@ -85,7 +86,9 @@ def comparison_rows(rows) -> list:
                     _fmt(ratio, ".2f", "x"),
                     _speed_verdict(ratio, speed_target(profile, workload, file_cache == "True", threads), n_s, local_s),
                     _fmt(n_cpu, ".2f"),
-                    _fmt(_p50(h, "client_cpu_s"), ".2f"),
+                    _fmt(h_cpu, ".2f"),
+                    _fmt(cpu_ratio, ".2f", "x"),
+                    _verdict(cpu_ratio, cpu_target(profile), False),
                     _fmt(_rig_cpu(h), ".2f"),
                     _fmt(n_req, ".0f"),
                     _fmt(_p50(h, "requests"), ".0f"),
@@ -113,6 +116,8 @@ HEADERS = [
     "target",
     "CPU s native",
     "CPU s httpfs2",
+    "CPU ratio",
+    "CPU target",
     "rig CPU s httpfs2",
     "requests native",
     "requests httpfs2",

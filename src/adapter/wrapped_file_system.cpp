@@ -180,6 +180,9 @@ void WrappedFileSystem::PrefetchFooter(const string &path, const ObjectVersion &
 void WrappedFileSystem::PrefetchFooters(const std::vector<duckdb::OpenFileInfo> &files,
                                         const ParallelReadSettings &settings, optional_ptr<FileOpener> opener) {
 	ReadAheadTuning tuning = TuningFor(settings);
+	if (!tuning.fetch_ahead) {
+		return;
+	}
 	std::vector<std::function<void()>> lookups;
 	for (auto &file : files) {
 		if (!file.extended_info || !IsParquetPath(file.path)) {
@@ -252,7 +255,12 @@ void WrappedFileSystem::ReadWithReadAhead(WrappedFileHandle &handle, char *buffe
 	auto &object = *handle.read_ahead->object;
 	ByteRange read {location, nr_bytes};
 	if (!handle.Interrupted()) {
-		handle.read_ahead->reader.Observe(read, TuningFor(handle.settings));
+		auto tuning = TuningFor(handle.settings);
+		if (tuning.fetch_ahead) {
+			handle.read_ahead->reader.Observe(read, tuning);
+		} else {
+			stats->Add(Counter::READ_AHEAD_DECLINED);
+		}
 	}
 	auto served = object.Serve(read, buffer);
 	if (served.served_bytes == nr_bytes) {

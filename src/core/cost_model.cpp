@@ -9,6 +9,8 @@ double CostModel::Blend(double current, double sample, uint64_t samples_before) 
 	return samples_before == 0 ? sample : current + EWMA_ALPHA * (sample - current);
 }
 
+constexpr uint64_t CostModel::MIN_BANDWIDTH_SAMPLE_BYTES;
+
 void CostModel::ObserveRoundTrip(double seconds) {
 	if (seconds <= 0) {
 		return;
@@ -19,7 +21,7 @@ void CostModel::ObserveRoundTrip(double seconds) {
 }
 
 void CostModel::ObserveSubRead(uint64_t bytes, double seconds) {
-	if (bytes == 0 || seconds <= 0) {
+	if (bytes < MIN_BANDWIDTH_SAMPLE_BYTES || seconds <= 0) {
 		return;
 	}
 	std::lock_guard<std::mutex> guard(lock);

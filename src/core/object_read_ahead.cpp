@@ -9,18 +9,21 @@ namespace httpfs2 {
 // Out-of-line definitions of the constants (C++14 needs them when they are bound to references, as std::max does).
 constexpr uint64_t ReadAheadTuner::MIN_AHEAD;
 constexpr uint64_t ReadAheadTuner::COLD_BDP;
+constexpr double ReadAheadTuner::ASSUMED_STREAM_BANDWIDTH_BPS;
 constexpr uint64_t ReadAheadTuner::MIN_MERGE_GAP;
 constexpr uint64_t ReadAheadTuner::MAX_MERGE_GAP;
 
 ReadAheadTuning ReadAheadTuner::Tune(const ParallelReadSettings &settings, const CostModelSnapshot &model,
                                      uint64_t io_threads, uint64_t budget_limit) {
 	uint64_t bdp = COLD_BDP;
-	if (model.latency_samples > 0 && model.bandwidth_samples > 0) {
-		bdp = static_cast<uint64_t>(model.first_byte_latency_s * model.stream_bandwidth_bps);
+	if (model.latency_samples > 0) {
+		double bandwidth = model.bandwidth_samples > 0 ? model.stream_bandwidth_bps : ASSUMED_STREAM_BANDWIDTH_BPS;
+		bdp = static_cast<uint64_t>(model.first_byte_latency_s * bandwidth);
 	}
+	ReadAheadTuning tuning;
+	tuning.fetch_ahead = bdp >= settings.read_ahead_min_bdp_bytes;
 	uint64_t ahead = std::max(io_threads * std::max(bdp, MiB), MIN_AHEAD);
 	uint64_t ceiling = std::max<uint64_t>(budget_limit / 2, 1);
-	ReadAheadTuning tuning;
 	tuning.limits.max_ahead_bytes = std::min(ahead, ceiling);
 	tuning.limits.ceiling_bytes = ceiling;
 	tuning.limits.merge_gap_bytes = std::min(std::max(bdp / 16, MIN_MERGE_GAP), MAX_MERGE_GAP);

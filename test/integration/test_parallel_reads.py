@@ -83,7 +83,8 @@ def test_split_read_uses_at_most_fanout_streams(con, rig, big_object):
 
 def test_auto_fanout_learns_model_values(con, rig, big_object):
     key, data = big_object
-    configure(con, CONFIGS["auto_adaptive"])
+    # Pieces of 2 MiB: transfers under 1 MiB are no bandwidth samples (first byte and scheduling, not streaming).
+    configure(con, dict(CONFIGS["auto_adaptive"], chunk_size_bytes=2 << 20, min_bytes=2 << 20))
     for _ in range(3):
         assert blob_sha(con, rig.url(key)) == sha256(data)
     counters = stats(con)

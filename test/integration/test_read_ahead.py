@@ -120,6 +120,34 @@ def test_read_ahead_hides_latency_for_a_scan(con, native_con, rig, many_row_grou
 
 
 @pytest.mark.parametrize("threads", [1, 4])
+def test_read_ahead_waits_for_a_wait_worth_hiding(con, native_con, rig, many_row_groups, threads):
+    """The decision, not its speed. With the default httpfs2_read_ahead_min_bdp_bytes (512 KiB), the rig at 0 ms (a
+    first byte in about a millisecond: a LAN store) is read by the reader alone, as natively: reading ahead would cost
+    more CPU than the wait it hides. When the same database then meets 20 ms per request, its cost model sees it
+    at the next query's first opens, and the scan is read ahead."""
+    sql = PROJECTION.format(url=many_row_groups)
+    for connection in (con, native_con):
+        connection.execute(f"SET threads = {threads}")
+    expected = native_con.execute(sql).fetchall()
+    rig.set_latency(0)
+    enable(con, min_bdp_bytes=None)
+    assert con.execute(sql).fetchall() == expected
+    lan = stats(con)
+    assert lan["model_first_byte_latency_ms"] is not None, lan
+    assert lan["read_ahead_declined"] > 0, lan
+    assert lan["read_ahead_requests"] <= 0.05 * lan["reader_requests"], lan
+    rig.set_latency(20)
+    for _ in range(2):  # the first query's opens teach the model the new latency
+        con.execute("CALL httpfs2_reset_stats()")
+        assert con.execute(sql).fetchall() == expected
+    far = stats(con)
+    assert far["model_first_byte_latency_ms"] > 5, far
+    assert far["read_ahead_requests"] > 0, far
+    served = far["reads_served_whole"] + far["reads_served_partly"]
+    assert served >= far["reads"] // 2, far
+
+
+@pytest.mark.parametrize("threads", [1, 4])
 def test_bloom_filters_of_a_filtered_scan_are_read_ahead(con, native_con, rig, many_row_groups, threads):
     """`k = 5` makes DuckDB read k's bloom filter (after the row groups) before each of the 61 row groups, a request
     of its own each time: they are fetched ahead with their row groups, so the reader asks for almost none itself."""

@@ -64,3 +64,13 @@ TEST(CostModel, EwmaMovesTowardNewSamples) {
 	model.Reset();
 	EXPECT_EQ(model.Snapshot().latency_samples, 0u);
 }
+
+TEST(CostModel, SmallTransfersAreNoBandwidthSamples) {
+	CostModel model;
+	model.ObserveRoundTrip(0.025);
+	model.ObserveSubRead(CostModel::MIN_BANDWIDTH_SAMPLE_BYTES, 0.025 + 0.003);
+	model.ObserveSubRead(100, 0.026); // a bloom filter: first byte and scheduling only
+	auto snapshot = model.Snapshot();
+	EXPECT_EQ(snapshot.bandwidth_samples, 1u);
+	EXPECT_NEAR(snapshot.stream_bandwidth_bps, CostModel::MIN_BANDWIDTH_SAMPLE_BYTES / 0.003, 1.0);
+}

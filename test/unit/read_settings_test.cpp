@@ -35,7 +35,7 @@ TEST(ReadSettings, EveryMemberHasExactlyOneSetting) {
 		                               : static_cast<const void *>(&(settings.*spec.number));
 		EXPECT_TRUE(members.insert(member).second) << spec.name;
 	}
-	EXPECT_EQ(SETTING_COUNT, 12u);
+	EXPECT_EQ(SETTING_COUNT, 13u);
 }
 
 TEST(ReadSettings, SharedResourcesAreGlobal) {

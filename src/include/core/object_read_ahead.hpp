@@ -29,6 +29,9 @@ namespace httpfs2 {
 
 //! How far and in what pieces read-ahead fetches; derived per read from the settings and the cost model.
 struct ReadAheadTuning {
+	//! False where read-ahead cannot pay for itself (read_ahead_min_bdp_bytes): nothing is predicted or fetched ahead;
+	//! footers already remembered are still served.
+	bool fetch_ahead = true;
 	PredictionLimits limits;
 	//! Fetches of at least min_bytes are cut as split reads are (RangePlanner), so large ranges stream in parallel;
 	//! min_bytes is at least the settings' min_bytes and a `max_fanout`-th of the window ahead.
@@ -42,10 +45,16 @@ struct ReadAheadTuning {
 //! the budget is also the ceiling for readers of large sequential reads), and gaps merged when they cost less than a
 //! sixteenth of a round trip's worth of transfer (Arrow's rule, kept small so that projections do not pull in the
 //! columns between theirs).
+//! Below the settings' read_ahead_min_bdp_bytes of bandwidth-delay product (a LAN store) nothing is fetched ahead: a
+//! request there is mostly transfer, which costs the client the same CPU on any thread, and reading it ahead adds a
+//! copy, a hand-off to an IO thread and the fetches a scan never uses, on cores the query needs.
 struct ReadAheadTuner {
 	static constexpr uint64_t MIN_AHEAD = 8 * MiB;
-	//! Bandwidth-delay product assumed until the model has measured one.
+	//! Bandwidth-delay product assumed until the model has measured a first-byte latency.
 	static constexpr uint64_t COLD_BDP = 2 * MiB;
+	//! Stream bandwidth assumed from the first latency sample until the first bandwidth sample (one S3 stream's):
+	//! the first open's round trip tells a LAN store from a remote one before any read has to be fetched ahead.
+	static constexpr double ASSUMED_STREAM_BANDWIDTH_BPS = 90.0 * MiB;
 	static constexpr uint64_t MIN_MERGE_GAP = 16 * KiB;
 	static constexpr uint64_t MAX_MERGE_GAP = MiB;
 

@@ -48,6 +48,9 @@ enum class Counter : size_t {
 	READ_AHEAD_FAILURES,
 	//! Predicted fetches not started because the memory budget was full.
 	READ_AHEAD_SKIPPED_BUDGET,
+	//! Reads read-ahead watched but predicted nothing for: the cost model's bandwidth-delay product was under
+	//! read_ahead_min_bdp_bytes (a store so close that reading ahead costs more CPU than the wait it hides).
+	READ_AHEAD_DECLINED,
 	//! Reads served entirely from read-ahead, partly (the rest read by the reader), or that waited for a fetch.
 	READS_SERVED_WHOLE,
 	READS_SERVED_PARTLY,
@@ -92,6 +95,7 @@ constexpr CounterSpec COUNTER_SPECS[] = {
     {Counter::READ_AHEAD_BYTES_EVICTED, "read_ahead_bytes_evicted"},
     {Counter::READ_AHEAD_FAILURES, "read_ahead_failures"},
     {Counter::READ_AHEAD_SKIPPED_BUDGET, "read_ahead_skipped_budget"},
+    {Counter::READ_AHEAD_DECLINED, "read_ahead_declined"},
     {Counter::READS_SERVED_WHOLE, "reads_served_whole"},
     {Counter::READS_SERVED_PARTLY, "reads_served_partly"},
     {Counter::READS_WAITED, "reads_waited"},
