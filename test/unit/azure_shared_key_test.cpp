@@ -1,4 +1,4 @@
-#include "core/azure_shared_key.hpp"
+#include "core/requests/azure_shared_key.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
-#include "core/cost_model.hpp"
-#include "core/read_settings.hpp"
+#include "core/common/cost_model.hpp"
+#include "core/common/read_settings.hpp"
 
 #include <gtest/gtest.h>
 

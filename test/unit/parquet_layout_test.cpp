@@ -1,4 +1,4 @@
-#include "core/parquet_layout.hpp"
+#include "core/read_ahead/parquet_layout.hpp"
 
 #include <gtest/gtest.h>
 

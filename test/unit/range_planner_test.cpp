@@ -1,5 +1,5 @@
-#include "core/range_planner.hpp"
-#include "core/read_settings.hpp"
+#include "core/split/range_planner.hpp"
+#include "core/common/read_settings.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // Read-ahead against a simulated object store: first-byte latency, per-request bandwidth, failures, and a log of
 // every request, so tests check bytes, request counts and memory rather than timings.
-#include "core/object_read_ahead.hpp"
-#include "core/read_ahead_registry.hpp"
+#include "core/read_ahead/object_read_ahead.hpp"
+#include "core/read_ahead/read_ahead_registry.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "core/read_settings.hpp"
+#include "core/common/read_settings.hpp"
 
 #include <gtest/gtest.h>
 #include <set>

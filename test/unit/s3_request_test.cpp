@@ -1,4 +1,4 @@
-#include "core/s3_request.hpp"
+#include "core/requests/s3_request.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
-#include "core/read_stats.hpp"
-#include "core/url_redaction.hpp"
+#include "core/common/read_stats.hpp"
+#include "core/requests/url_redaction.hpp"
 
 #include <gtest/gtest.h>
 

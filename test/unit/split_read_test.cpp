@@ -1,7 +1,7 @@
-#include "core/io_pool.hpp"
-#include "core/range_planner.hpp"
-#include "core/read_settings.hpp"
-#include "core/split_read.hpp"
+#include "core/common/io_pool.hpp"
+#include "core/split/range_planner.hpp"
+#include "core/common/read_settings.hpp"
+#include "core/split/split_read.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,0 +1,88 @@
+// Entry point: wires settings, SQL functions and the filesystem wrappers into a database.
+
+#include "adapter/extension/extension_state.hpp"
+#include "adapter/extension/read_range_function.hpp"
+#include "adapter/extension/settings.hpp"
+#include "adapter/extension/stats_functions.hpp"
+#include "adapter/filesystem/wrapped_file_system.hpp"
+#include "duckdb/main/config.hpp"
+#include "duckdb/main/connection_manager.hpp"
+#include "duckdb/main/database.hpp"
+#include "duckdb/main/extension/extension_loader.hpp"
+#include "duckdb/planner/extension_callback.hpp"
+
+namespace httpfs2 {
+
+using namespace duckdb;
+
+//! Remote filesystems httpfs2 wraps, by the names their extensions register them under.
+static const char *const WRAPPABLE_FILE_SYSTEMS[] = {"HTTPFileSystem", "S3FileSystem", "HuggingFaceFileSystem",
+                                                     "AzureBlobStorageFileSystem", "AzureDfsStorageFileSystem"};
+
+static bool IsWrappable(const string &name) {
+	for (auto candidate : WRAPPABLE_FILE_SYSTEMS) {
+		if (name == candidate) {
+			return true;
+		}
+	}
+	return false;
+}
+
+//! Swaps each wrappable filesystem present for a wrapper under the same name (so disabled_filesystems still
+//! applies). Runs at load time only: swapping while queries run could race with their lookups.
+static void WrapRemoteFileSystems(DatabaseInstance &db, const std::shared_ptr<ExtensionState> &state) {
+	auto &vfs = db.GetFileSystem();
+	for (auto &name : vfs.ListSubSystems()) {
+		if (!IsWrappable(name) || !state->MarkWrapped(name)) {
+			continue;
+		}
+		auto inner = vfs.ExtractSubSystem(name);
+		if (!inner) {
+			continue; // disabled by configuration: nothing to wrap
+		}
+		vfs.RegisterSubSystem(make_uniq<WrappedFileSystem>(std::move(inner), state));
+	}
+}
+
+//! Wraps filesystems of extensions loaded after httpfs2 (explicitly or by autoload); keeps the state alive
+//! for as long as the database's configuration.
+class WrapOnLoadCallback : public ExtensionCallback {
+public:
+	explicit WrapOnLoadCallback(std::shared_ptr<ExtensionState> state_p) : state(std::move(state_p)) {
+	}
+
+	void OnExtensionLoaded(DatabaseInstance &db, const string &name) override {
+		WrapRemoteFileSystems(db, state);
+	}
+
+	//! The database tears its logging down before its filesystems, and a handle of httpfs logs when it closes: the
+	//! handles httpfs2 keeps across queries are closed when the last connection goes, not with the filesystem.
+	void OnConnectionClosed(ClientContext &context) override {
+		if (DatabaseInstance::GetDatabase(context).GetConnectionManager().GetConnectionCount() <= 1) {
+			state->ReleaseHandles();
+		}
+	}
+
+private:
+	std::shared_ptr<ExtensionState> state;
+};
+
+static void LoadInternal(ExtensionLoader &loader) {
+	auto &db = loader.GetDatabaseInstance();
+	auto &config = DBConfig::GetConfig(db);
+	auto state = ExtensionState::GetOrCreate(db);
+	RegisterSettings(config);
+	RegisterStatsFunctions(loader);
+	RegisterReadRangeFunction(loader);
+	ExtensionCallback::Register(config, make_shared_ptr<WrapOnLoadCallback>(state));
+	WrapRemoteFileSystems(db, state);
+	loader.SetDescription("Parallel range reads for remote filesystems on an IO pool of their own");
+}
+
+} // namespace httpfs2
+
+extern "C" {
+DUCKDB_CPP_EXTENSION_ENTRY(httpfs2, loader) {
+	httpfs2::LoadInternal(loader);
+}
+}

@@ -1,0 +1,142 @@
+#include "adapter/extension/stats_functions.hpp"
+
+#include "adapter/extension/extension_state.hpp"
+#include "duckdb/function/table_function.hpp"
+#include "duckdb/main/client_context.hpp"
+#include "duckdb/main/extension/extension_loader.hpp"
+
+namespace httpfs2 {
+
+using namespace duckdb;
+
+namespace {
+
+struct Column {
+	const char *name;
+	LogicalType type;
+};
+
+//! Rows computed once at init and then emitted in chunks.
+struct RowsState : public GlobalTableFunctionState {
+	vector<vector<Value>> rows;
+	idx_t offset = 0;
+};
+
+//! Columns after the counters (which come from COUNTER_SPECS).
+const vector<Column> &ExtraColumns() {
+	static const vector<Column> columns = {
+	    {"fanout_histogram", LogicalType::MAP(LogicalType::UBIGINT, LogicalType::UBIGINT)},
+	    {"io_threads", LogicalType::UBIGINT},
+	    {"read_ahead_memory_limit", LogicalType::UBIGINT},
+	    {"read_ahead_memory_in_use", LogicalType::UBIGINT},
+	    {"read_ahead_memory_peak", LogicalType::UBIGINT},
+	    {"model_first_byte_latency_ms", LogicalType::DOUBLE},
+	    {"model_stream_bandwidth_mib_s", LogicalType::DOUBLE},
+	    {"model_learned_overhead_ms", LogicalType::DOUBLE},
+	    {"model_samples", LogicalType::UBIGINT},
+	};
+	return columns;
+}
+
+//! Durations are counted in microseconds and shown in seconds.
+bool IsDuration(Counter counter) {
+	return counter == Counter::SUB_READ_MICROS;
+}
+
+//! NULL until the model has a sample, so an unlearned value is never mistaken for a measurement.
+Value ModelValue(uint64_t samples, double value) {
+	return samples == 0 ? Value(LogicalType::DOUBLE) : Value::DOUBLE(value);
+}
+
+vector<Value> StatsRow(const string &name, const ReadStatsSnapshot &stats, const ExtensionState &state) {
+	vector<Value> row {Value(name)};
+	for (auto &spec : COUNTER_SPECS) {
+		auto count = stats.Get(spec.counter);
+		row.push_back(IsDuration(spec.counter) ? Value::DOUBLE(static_cast<double>(count) / 1e6)
+		                                       : Value::UBIGINT(count));
+	}
+	vector<Value> keys;
+	vector<Value> counts;
+	for (idx_t fanout = 1; fanout < stats.fanout_histogram.size(); fanout++) {
+		if (stats.fanout_histogram[fanout] > 0) {
+			keys.push_back(Value::UBIGINT(fanout));
+			counts.push_back(Value::UBIGINT(stats.fanout_histogram[fanout]));
+		}
+	}
+	auto model = state.cost_model.Snapshot();
+	auto &budget = state.read_ahead_budget;
+	row.push_back(Value::MAP(LogicalType::UBIGINT, LogicalType::UBIGINT, std::move(keys), std::move(counts)));
+	row.push_back(Value::UBIGINT(state.io_pool.TargetSize()));
+	row.push_back(Value::UBIGINT(budget.Limit()));
+	row.push_back(Value::UBIGINT(budget.InUse()));
+	row.push_back(Value::UBIGINT(budget.Peak()));
+	row.push_back(ModelValue(model.latency_samples, model.first_byte_latency_s * 1000.0));
+	row.push_back(ModelValue(model.bandwidth_samples, model.stream_bandwidth_bps / static_cast<double>(MiB)));
+	row.push_back(ModelValue(model.overhead_samples, model.learned_overhead_s * 1000.0));
+	row.push_back(Value::UBIGINT(model.latency_samples + model.bandwidth_samples + model.overhead_samples));
+	return row;
+}
+
+unique_ptr<FunctionData> StatsBind(ClientContext &, TableFunctionBindInput &, vector<LogicalType> &return_types,
+                                   vector<string> &names) {
+	names.emplace_back("filesystem");
+	return_types.push_back(LogicalType::VARCHAR);
+	for (auto &spec : COUNTER_SPECS) {
+		names.emplace_back(spec.column);
+		return_types.push_back(IsDuration(spec.counter) ? LogicalType::DOUBLE : LogicalType::UBIGINT);
+	}
+	for (auto &column : ExtraColumns()) {
+		names.emplace_back(column.name);
+		return_types.push_back(column.type);
+	}
+	return nullptr;
+}
+
+unique_ptr<GlobalTableFunctionState> StatsInit(ClientContext &context, TableFunctionInitInput &) {
+	auto state = ExtensionState::Get(*context.db);
+	auto result = make_uniq<RowsState>();
+	for (auto &entry : state->AllStats()) {
+		result->rows.push_back(StatsRow(entry.first, entry.second->Snapshot(), *state));
+	}
+	return std::move(result);
+}
+
+unique_ptr<FunctionData> ResetBind(ClientContext &, TableFunctionBindInput &, vector<LogicalType> &return_types,
+                                   vector<string> &names) {
+	names.emplace_back("success");
+	return_types.push_back(LogicalType::BOOLEAN);
+	return nullptr;
+}
+
+unique_ptr<GlobalTableFunctionState> ResetInit(ClientContext &context, TableFunctionInitInput &) {
+	auto state = ExtensionState::Get(*context.db);
+	for (auto &entry : state->AllStats()) {
+		entry.second->Reset();
+	}
+	state->read_ahead_budget.ResetPeak();
+	auto result = make_uniq<RowsState>();
+	result->rows.push_back({Value::BOOLEAN(true)});
+	return std::move(result);
+}
+
+void EmitRows(ClientContext &, TableFunctionInput &input, DataChunk &output) {
+	auto &state = input.global_state->Cast<RowsState>();
+	idx_t count = 0;
+	while (state.offset < state.rows.size() && count < STANDARD_VECTOR_SIZE) {
+		auto &row = state.rows[state.offset++];
+		for (idx_t column = 0; column < row.size(); column++) {
+			output.SetValue(column, count, row[column]);
+		}
+		count++;
+	}
+	output.SetCardinality(count);
+}
+
+} // namespace
+
+void RegisterStatsFunctions(ExtensionLoader &loader) {
+	loader.RegisterFunction(TableFunction("httpfs2_stats", {}, EmitRows, StatsBind, StatsInit));
+	loader.RegisterFunction(TableFunction("httpfs2_reset_stats", {}, EmitRows, ResetBind, ResetInit));
+}
+
+} // namespace httpfs2

@@ -1,0 +1,86 @@
+#include "adapter/filesystem/parallel_reader.hpp"
+
+#include "adapter/filesystem/error_context.hpp"
+
+#include "core/split/range_planner.hpp"
+#include "core/split/split_read.hpp"
+#include "core/requests/url_redaction.hpp"
+#include "duckdb/common/string_util.hpp"
+
+#include <chrono>
+
+namespace httpfs2 {
+
+using duckdb::idx_t;
+using Clock = std::chrono::steady_clock;
+
+static double SecondsSince(Clock::time_point start) {
+	return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+ParallelReader::ParallelReader(ExtensionState &state_p, ReadStats &stats_p) : state(state_p), stats(stats_p) {
+}
+
+uint64_t ParallelReader::ChooseFanout(const ParallelReadSettings &settings, uint64_t nr_bytes) const {
+	if (!settings.auto_fanout_enabled) {
+		return settings.max_fanout;
+	}
+	double configured_s = static_cast<double>(settings.auto_fanout_overhead_ms) / 1000.0;
+	double overhead_s = state.cost_model.OverheadSeconds(settings.auto_fanout_overhead_adaptive_enabled, configured_s);
+	return state.cost_model.ChooseFanout(nr_bytes, settings.max_fanout, overhead_s);
+}
+
+bool ParallelReader::TryRead(WrappedFileHandle &handle, void *buffer, idx_t nr_bytes, idx_t location) {
+	auto &settings = handle.settings;
+	uint64_t fanout = ChooseFanout(settings, nr_bytes);
+	if (fanout < 2) {
+		return false;
+	}
+	auto pieces = RangePlanner(settings.chunk_size_bytes, settings.min_bytes).Plan(location, nr_bytes, fanout);
+	if (pieces.size() < 2) {
+		return false;
+	}
+	fanout = std::min<uint64_t>(fanout, pieces.size());
+	stats.RecordSplit(fanout);
+
+	auto start = Clock::now();
+	auto read_piece = [&](const ByteRange &piece, char *destination) {
+		ReadPiece(handle, piece, destination, nr_bytes, location);
+	};
+	auto interrupted = [&]() {
+		return handle.Interrupted();
+	};
+	try {
+		SplitRead::Run(state.io_pool, static_cast<char *>(buffer), location, pieces, fanout, read_piece, interrupted);
+	} catch (SplitReadCancelled &) {
+		throw duckdb::InterruptException();
+	}
+	state.cost_model.ObserveSplitRead(nr_bytes, fanout, SecondsSince(start));
+	return true;
+}
+
+void ParallelReader::ReadPiece(WrappedFileHandle &handle, const ByteRange &piece, char *destination, idx_t read_bytes,
+                               idx_t read_location) {
+	SubReadHandles::Lease lease(*handle.sub_read_handles);
+	stats.SubReadStarted();
+	auto start = Clock::now();
+	try {
+		// The handle opens on first use: an open that fails is this sub-read's failure, with its context.
+		auto &inner = *lease;
+		inner.file_system.Read(inner, destination, static_cast<int64_t>(piece.length), piece.offset);
+	} catch (std::exception &ex) {
+		stats.SubReadFinished(0, static_cast<uint64_t>(SecondsSince(start) * 1e6));
+		stats.Add(Counter::ERRORS);
+		RethrowWithContext(ex,
+		                   duckdb::StringUtil::Format(
+		                       "httpfs2: parallel read of '%s' failed: sub-read of bytes %llu-%llu "
+		                       "(of the read of %llu bytes at offset %llu) failed: ",
+		                       RedactUrl(handle.path), piece.offset, piece.End() - 1, read_bytes, read_location),
+		                   handle.path);
+	}
+	double seconds = SecondsSince(start);
+	stats.SubReadFinished(piece.length, static_cast<uint64_t>(seconds * 1e6));
+	state.cost_model.ObserveSubRead(piece.length, seconds);
+}
+
+} // namespace httpfs2

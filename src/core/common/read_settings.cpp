@@ -1,0 +1,68 @@
+#include "core/common/read_settings.hpp"
+
+namespace httpfs2 {
+
+constexpr uint64_t RecommendedPreset::MAX_FANOUT;
+constexpr uint64_t RecommendedPreset::CHUNK_SIZE_BYTES;
+constexpr uint64_t RecommendedPreset::MIN_BYTES;
+
+ParallelReadSettings::ParallelReadSettings() {
+	for (auto &spec : SETTING_SPECS) {
+		spec.Apply(*this, spec.default_value);
+	}
+}
+
+ParallelReadSettings ParallelReadSettings::Effective() const {
+	ParallelReadSettings result = *this;
+	if (recommended_preset_enabled) {
+		result.max_fanout = RecommendedPreset::MAX_FANOUT;
+		result.chunk_size_bytes = RecommendedPreset::CHUNK_SIZE_BYTES;
+		result.min_bytes = RecommendedPreset::MIN_BYTES;
+	}
+	return result;
+}
+
+const SettingSpec *FindSetting(const std::string &name) {
+	for (auto &spec : SETTING_SPECS) {
+		if (name == spec.name) {
+			return &spec;
+		}
+	}
+	return nullptr;
+}
+
+std::string FormatBytes(uint64_t bytes) {
+	if (bytes >= GiB && bytes % GiB == 0) {
+		return std::to_string(bytes / GiB) + " GiB";
+	}
+	if (bytes >= MiB && bytes % MiB == 0) {
+		return std::to_string(bytes / MiB) + " MiB";
+	}
+	if (bytes >= KiB && bytes % KiB == 0) {
+		return std::to_string(bytes / KiB) + " KiB";
+	}
+	return std::to_string(bytes) + " bytes";
+}
+
+std::string SettingSpec::Validate(int64_t value) const {
+	if (kind == SettingKind::BOOLEAN || (value >= min_value && value <= max_value)) {
+		return std::string();
+	}
+	std::string range = std::to_string(min_value) + " and " + std::to_string(max_value);
+	if (std::string(name).find("_bytes") != std::string::npos) {
+		range += " (" + FormatBytes(static_cast<uint64_t>(min_value)) + " to " +
+		         FormatBytes(static_cast<uint64_t>(max_value)) + ")";
+	}
+	return std::string("Invalid value ") + std::to_string(value) + " for setting '" + name +
+	       "': it must be an integer between " + range;
+}
+
+void SettingSpec::Apply(ParallelReadSettings &settings, int64_t value) const {
+	if (kind == SettingKind::BOOLEAN) {
+		settings.*flag = value != 0;
+	} else {
+		settings.*number = static_cast<uint64_t>(value);
+	}
+}
+
+} // namespace httpfs2

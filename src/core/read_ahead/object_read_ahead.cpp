@@ -1,0 +1,592 @@
+#include "core/read_ahead/object_read_ahead.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+namespace httpfs2 {
+
+// Out-of-line definitions of the constants (C++14 needs them when they are bound to references, as std::max does).
+constexpr uint64_t ReadAheadTuner::MIN_AHEAD;
+constexpr uint64_t ReadAheadTuner::COLD_BDP;
+constexpr double ReadAheadTuner::ASSUMED_STREAM_BANDWIDTH_BPS;
+constexpr uint64_t ReadAheadTuner::MIN_MERGE_GAP;
+constexpr uint64_t ReadAheadTuner::MAX_MERGE_GAP;
+
+ReadAheadTuning ReadAheadTuner::Tune(const ParallelReadSettings &settings, const CostModelSnapshot &model,
+                                     uint64_t io_threads, uint64_t budget_limit) {
+	uint64_t bdp = COLD_BDP;
+	if (model.latency_samples > 0) {
+		double bandwidth = model.bandwidth_samples > 0 ? model.stream_bandwidth_bps : ASSUMED_STREAM_BANDWIDTH_BPS;
+		bdp = static_cast<uint64_t>(model.first_byte_latency_s * bandwidth);
+	}
+	ReadAheadTuning tuning;
+	tuning.fetch_ahead = bdp >= settings.read_ahead_min_bdp_bytes;
+	uint64_t ahead = std::max(io_threads * std::max(bdp, MiB), MIN_AHEAD);
+	uint64_t ceiling = std::max<uint64_t>(budget_limit / 2, 1);
+	tuning.limits.max_ahead_bytes = std::min(ahead, ceiling);
+	tuning.limits.ceiling_bytes = ceiling;
+	tuning.limits.merge_gap_bytes = std::min(std::max(bdp / 16, MIN_MERGE_GAP), MAX_MERGE_GAP);
+	tuning.chunk_size_bytes = settings.chunk_size_bytes;
+	// A window of `max_fanout` or more ranges already streams them in parallel: a range is cut into pieces only when
+	// it is larger than that share of the window. Cutting smaller ranges buys nothing but requests, each with its own
+	// first-byte wait and server-side cost (Azurite spends ~10 ms of CPU per request).
+	tuning.min_bytes =
+	    std::max(settings.min_bytes, tuning.limits.max_ahead_bytes / std::max<uint64_t>(settings.max_fanout, 1));
+	tuning.max_fanout = settings.max_fanout;
+	return tuning;
+}
+
+struct ObjectReadAhead::Segment {
+	Segment(MemoryBudget &budget_p, const ByteRange &range_p, uint64_t useful_bytes_p)
+	    : budget(budget_p), range(range_p), useful_bytes(useful_bytes_p) {
+	}
+	//! The budget was charged when the segment was created; it is credited when the buffer is gone, or as soon as a
+	//! segment that never started fetching is dropped.
+	~Segment() {
+		ReleaseCharge();
+	}
+	void ReleaseCharge() {
+		if (charged) {
+			charged = false;
+			budget.Release(range.length);
+		}
+	}
+
+	enum class State { QUEUED, FETCHING, READY, FAILED };
+
+	MemoryBudget &budget;
+	const ByteRange range;
+	//! Freed once readers got this many of its bytes.
+	const uint64_t useful_bytes;
+	uint64_t consumed = 0;
+	State state = State::QUEUED;
+	//! Still in the object's map; a dropped segment lives on only while a fetch or a reader holds it.
+	bool held = true;
+	bool charged = true;
+	//! Its bytes came from a remembered footer (Hold), not from a fetch.
+	bool remembered = false;
+	AllocatedBuffer data;
+};
+
+ObjectReadAhead::ObjectReadAhead(IoPool &pool_p, MemoryBudget &budget_p, ReadStats &stats_p, CostModel &model_p,
+                                 uint64_t file_size_p, Fetcher fetcher_p)
+    : pool(pool_p), budget(budget_p), stats(stats_p), model(model_p), file_size(file_size_p),
+      fetcher(std::move(fetcher_p)) {
+}
+
+ObjectReadAhead::~ObjectReadAhead() {
+	Close();
+}
+
+std::unique_ptr<AccessPredictor> ObjectReadAhead::NewPredictor() {
+	std::lock_guard<std::mutex> guard(lock);
+	if (!layout) {
+		return std::unique_ptr<AccessPredictor>(new SequentialPredictor(file_size));
+	}
+	std::unique_ptr<ParquetPredictor> parquet(new ParquetPredictor(layout));
+	ColumnPattern seed;
+	if (patterns && patterns->Recall(dataset, parquet->Pattern().columns.size(), seed)) {
+		parquet->Seed(seed);
+	}
+	return std::move(parquet);
+}
+
+uint64_t ObjectReadAhead::AddReader() {
+	std::lock_guard<std::mutex> guard(lock);
+	auto id = next_reader++;
+	reader_drop_points[id] = 0;
+	return id;
+}
+
+void ObjectReadAhead::RemoveReader(uint64_t reader) {
+	std::lock_guard<std::mutex> guard(lock);
+	reader_drop_points.erase(reader);
+}
+
+void ObjectReadAhead::Observe(uint64_t reader, std::shared_ptr<AccessPredictor> &predictor, const ByteRange &read,
+                              const ReadAheadTuning &tuning) {
+	std::lock_guard<std::mutex> guard(lock);
+	if (closed || read.length == 0) {
+		return;
+	}
+	last_tuning = tuning;
+	// Predictors are used under this lock only, so readers may share one.
+	JoinScanLocked(predictor, read);
+	auto prediction = predictor->OnRead(read, tuning.limits);
+	RememberPatternLocked(*predictor);
+	reader_drop_points[reader] = prediction.drop_before;
+	DropPassedLocked();
+	ScheduleLocked(prediction.ranges, tuning);
+}
+
+void ObjectReadAhead::JoinScanLocked(std::shared_ptr<AccessPredictor> &predictor, const ByteRange &read) {
+	auto parquet = std::dynamic_pointer_cast<ParquetPredictor>(predictor);
+	if (!parquet || parquet->Started()) {
+		return;
+	}
+	bool registered = false;
+	for (auto position = scans.begin(); position != scans.end();) {
+		auto scan = position->lock();
+		if (!scan) {
+			position = scans.erase(position);
+			continue;
+		}
+		if (scan != parquet && scan->Joins(read)) {
+			scan->AddThread();
+			predictor = std::move(scan);
+			return;
+		}
+		registered = registered || scan == parquet;
+		++position;
+	}
+	if (!registered) {
+		scans.push_back(std::move(parquet));
+	}
+}
+
+void ObjectReadAhead::DropPassedLocked() {
+	if (reader_drop_points.empty()) {
+		return;
+	}
+	uint64_t drop_before = UINT64_MAX;
+	for (auto &entry : reader_drop_points) {
+		drop_before = std::min(drop_before, entry.second);
+	}
+	for (auto position = segments.begin(); position != segments.end();) {
+		bool passed = position->second->range.End() <= drop_before;
+		bool idle = position->second->state != Segment::State::FETCHING;
+		position = passed && idle ? DropLocked(position, true) : std::next(position);
+	}
+}
+
+void ObjectReadAhead::Prefetch(const std::vector<ByteRange> &ranges, const ReadAheadTuning &tuning) {
+	std::vector<PredictedRange> predicted;
+	for (auto &range : ranges) {
+		predicted.push_back(PredictedRange {range, range.length});
+	}
+	std::shared_ptr<Segment> footer;
+	{
+		std::lock_guard<std::mutex> guard(lock);
+		if (closed) {
+			return;
+		}
+		last_tuning = tuning;
+		ScheduleLocked(predicted, tuning);
+		auto last = segments.empty() ? nullptr : std::prev(segments.end())->second;
+		if (!layout && last && last->remembered && last->range.End() == file_size) {
+			footer = std::move(last);
+		}
+	}
+	// A remembered footer is learned as a footer fetched ahead would be, when it arrived.
+	if (footer) {
+		LearnFooter(footer->range, footer->data.Get(), true);
+	}
+}
+
+bool ObjectReadAhead::Hold(const ByteRange &range, const std::string &bytes) {
+	if (range.length == 0 || bytes.size() != range.length || range.End() > file_size) {
+		return false;
+	}
+	std::lock_guard<std::mutex> guard(lock);
+	auto next = segments.lower_bound(range.offset);
+	bool overlaps = (next != segments.end() && next->second->range.offset < range.End()) ||
+	                (next != segments.begin() && std::prev(next)->second->range.End() > range.offset);
+	if (closed || overlaps || !budget.TryReserve(range.length)) {
+		return false;
+	}
+	// Kept until the object closes, however much of it was read: DuckDB reads parts of a footer again (bloom filters
+	// and page headers near it), and a footer is small.
+	auto segment = std::make_shared<Segment>(budget, range, UINT64_MAX);
+	segment->remembered = true;
+	try {
+		segment->data.Allocate(budget.Allocator(), range.length);
+	} catch (...) {
+		return false; // the segment gives its charge back
+	}
+	std::memcpy(segment->data.Get(), bytes.data(), range.length);
+	segment->state = Segment::State::READY;
+	segments.emplace(range.offset, std::move(segment));
+	return true;
+}
+
+void ObjectReadAhead::SharePatterns(std::shared_ptr<PatternMemory> patterns_p, std::string dataset_p) {
+	std::lock_guard<std::mutex> guard(lock);
+	patterns = std::move(patterns_p);
+	dataset = std::move(dataset_p);
+}
+
+void ObjectReadAhead::RememberPatternLocked(const AccessPredictor &predictor) {
+	auto parquet = dynamic_cast<const ParquetPredictor *>(&predictor);
+	if (parquet && patterns && parquet->PatternVersion() > 0) {
+		patterns->Remember(dataset, parquet->Pattern());
+	}
+}
+
+void ObjectReadAhead::ScheduleLocked(const std::vector<PredictedRange> &ranges, const ReadAheadTuning &tuning) {
+	RangePlanner planner(tuning.chunk_size_bytes, tuning.min_bytes);
+	for (auto &predicted : ranges) {
+		auto &range = predicted.range;
+		uint64_t end = std::min(range.End(), file_size);
+		// Fetch only the parts no segment holds yet.
+		uint64_t cursor = range.offset;
+		auto position = segments.upper_bound(cursor);
+		if (position != segments.begin() && std::prev(position)->second->range.End() > cursor) {
+			--position;
+		}
+		while (cursor < end) {
+			uint64_t gap_end = end;
+			if (position != segments.end() && position->second->range.offset < end) {
+				gap_end = std::max(cursor, position->second->range.offset);
+			}
+			if (gap_end > cursor) {
+				ByteRange gap {cursor, gap_end - cursor};
+				auto pieces = planner.ShouldSplit(gap.length) ? planner.Plan(gap.offset, gap.length, tuning.max_fanout)
+				                                              : std::vector<ByteRange> {gap};
+				for (auto &piece : pieces) {
+					// Useful bytes in proportion, so a merged range is freed once its wanted parts were read.
+					uint64_t useful = static_cast<uint64_t>(static_cast<double>(piece.length) *
+					                                        static_cast<double>(predicted.useful_bytes) /
+					                                        static_cast<double>(range.length));
+					if (!budget.TryReserve(piece.length)) {
+						stats.Add(Counter::READ_AHEAD_SKIPPED_BUDGET);
+						return;
+					}
+					AddSegmentLocked(piece, useful);
+				}
+			}
+			if (position == segments.end() || position->second->range.offset >= end) {
+				break;
+			}
+			cursor = position->second->range.End();
+			++position;
+		}
+	}
+}
+
+void ObjectReadAhead::AddSegmentLocked(const ByteRange &piece, uint64_t useful_bytes) {
+	auto segment = std::make_shared<Segment>(budget, piece, useful_bytes);
+	segments.emplace(piece.offset, segment);
+	std::weak_ptr<ObjectReadAhead> self = shared_from_this();
+	// Weak: a segment dropped, or fetched and read by a reader, while its task waits in the queue is freed then.
+	std::weak_ptr<Segment> queued = segment;
+	pool.Submit([self, queued] {
+		auto object = self.lock();
+		auto segment = queued.lock();
+		if (object && segment) {
+			object->RunFetch(segment, false);
+		}
+	});
+}
+
+void ObjectReadAhead::RunFetch(const std::shared_ptr<Segment> &segment, bool by_reader) {
+	Fetcher fetch;
+	bool ok = true;
+	{
+		std::lock_guard<std::mutex> guard(lock);
+		if (!by_reader) {
+			if (closed || !segment->held || segment->state != Segment::State::QUEUED) {
+				return;
+			}
+			segment->state = Segment::State::FETCHING;
+		}
+		fetching++;
+		try {
+			fetch = fetcher;
+		} catch (...) {
+			ok = false; // out of memory: the fetch fails below like any other, so no one waits for it forever
+		}
+	}
+	auto start = std::chrono::steady_clock::now();
+	try {
+		if (ok) {
+			segment->data.Allocate(budget.Allocator(), segment->range.length);
+			fetch(segment->range, segment->data.Get());
+		}
+	} catch (...) {
+		ok = false;
+	}
+	// The copy holds the wrapped filesystem's handle: it goes before `fetching` says this fetch is over, so that
+	// once Close() or IsFetching() saw no fetch in flight, no IO thread still holds that handle.
+	fetch = nullptr;
+	double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+	if (ok) {
+		// Before `fetching` says this fetch is over: once Close() returned, the database's cost model may go.
+		model.ObserveSubRead(segment->range.length, seconds);
+	}
+	bool dropped = false;
+	{
+		std::lock_guard<std::mutex> guard(lock);
+		fetching--;
+		if (closed && fetching == 0) {
+			// Closed while this fetch ran (its last handle went): the handle is let go now, while the query's
+			// database is sure to be alive, not when the registry lets go of the object.
+			fetcher = nullptr;
+		}
+		stats.Add(Counter::READ_AHEAD_REQUESTS);
+		if (ok) {
+			segment->state = Segment::State::READY;
+			stats.Add(Counter::READ_AHEAD_BYTES, segment->range.length);
+			if (!segment->held) {
+				stats.Add(Counter::READ_AHEAD_BYTES_WASTED, segment->range.length);
+			}
+			if (!segment->held && !by_reader) {
+				// Dropped while in flight (closed or passed over): freed now rather than when the pool lets go of
+				// its task. A reader still waiting for it finds no data and reads the range itself.
+				dropped = true;
+				segment->data.Reset();
+				segment->ReleaseCharge();
+			}
+		} else {
+			segment->state = Segment::State::FAILED;
+			segment->data.Reset();
+			segment->ReleaseCharge();
+			stats.Add(Counter::READ_AHEAD_FAILURES);
+			auto position = segments.find(segment->range.offset);
+			if (position != segments.end() && position->second == segment) {
+				DropLocked(position, false);
+			}
+		}
+	}
+	fetch_done.notify_all();
+	if (ok) {
+		if (!dropped && segment->range.End() == file_size) {
+			// A READY segment's bytes never change, and `segment` keeps them alive.
+			LearnFooter(segment->range, segment->data.Get(), true);
+		}
+	}
+}
+
+bool ObjectReadAhead::Await(const std::shared_ptr<Segment> &segment, bool &waited) {
+	std::unique_lock<std::mutex> guard(lock);
+	if (segment->state == Segment::State::QUEUED && segment->held && !closed) {
+		// Still waiting for an IO thread: the reader fetches it now instead of queueing behind other read-ahead.
+		segment->state = Segment::State::FETCHING;
+		waited = true;
+		guard.unlock();
+		RunFetch(segment, true);
+		guard.lock();
+	}
+	if (segment->state == Segment::State::FETCHING) {
+		waited = true;
+		fetch_done.wait(guard, [&] { return segment->state != Segment::State::FETCHING; });
+	}
+	return segment->state == Segment::State::READY && segment->data;
+}
+
+ServeResult ObjectReadAhead::Serve(const ByteRange &read, char *destination) {
+	ServeResult result;
+	std::vector<std::shared_ptr<Segment>> overlapping;
+	{
+		std::lock_guard<std::mutex> guard(lock);
+		auto position = segments.upper_bound(read.offset);
+		if (position != segments.begin()) {
+			--position;
+		}
+		for (; position != segments.end() && position->second->range.offset < read.End(); ++position) {
+			if (position->second->range.End() > read.offset) {
+				overlapping.push_back(position->second);
+			}
+		}
+	}
+	uint64_t cursor = read.offset;
+	for (auto &segment : overlapping) {
+		uint64_t start = std::max(segment->range.offset, read.offset);
+		uint64_t end = std::min(segment->range.End(), read.End());
+		if (start > cursor) {
+			result.gaps.push_back(ByteRange {cursor, start - cursor});
+		}
+		if (Await(segment, result.waited)) {
+			// A READY segment's bytes never change, and `segment` keeps them alive while they are copied.
+			std::memcpy(destination + (start - read.offset), segment->data.Get() + (start - segment->range.offset),
+			            end - start);
+			result.served_bytes += end - start;
+			std::lock_guard<std::mutex> guard(lock);
+			ConsumeLocked(segment, end - start);
+		} else if (!result.gaps.empty() && result.gaps.back().End() == start) {
+			result.gaps.back().length += end - start;
+		} else {
+			result.gaps.push_back(ByteRange {start, end - start});
+		}
+		cursor = end;
+	}
+	if (cursor < read.End()) {
+		if (!result.gaps.empty() && result.gaps.back().End() == cursor) {
+			result.gaps.back().length += read.End() - cursor;
+		} else {
+			result.gaps.push_back(ByteRange {cursor, read.End() - cursor});
+		}
+	}
+	return result;
+}
+
+void ObjectReadAhead::ConsumeLocked(const std::shared_ptr<Segment> &segment, uint64_t bytes) {
+	segment->consumed += bytes;
+	stats.Add(segment->remembered ? Counter::FOOTER_BYTES_REUSED : Counter::READ_AHEAD_BYTES_USED, bytes);
+	if (segment->held && segment->consumed >= segment->useful_bytes) {
+		auto position = segments.find(segment->range.offset);
+		if (position != segments.end() && position->second == segment) {
+			DropLocked(position, false);
+		}
+	}
+}
+
+ObjectReadAhead::SegmentMap::iterator ObjectReadAhead::DropLocked(SegmentMap::iterator position, bool evicted) {
+	auto &segment = *position->second;
+	segment.held = false;
+	if (segment.state == Segment::State::QUEUED) {
+		// Its task may sit in the pool's queue for a while yet; it will find the segment dropped and do nothing.
+		segment.ReleaseCharge();
+	}
+	// Remembered bytes were not fetched: none of them is wasted.
+	if (segment.state == Segment::State::READY && !segment.remembered && segment.consumed < segment.range.length) {
+		uint64_t unused = segment.range.length - std::min(segment.consumed, segment.range.length);
+		// Bytes merged in across gaps were never meant to be read: count only what falls short of the useful part.
+		uint64_t wasted = segment.consumed >= segment.useful_bytes ? 0 : unused;
+		stats.Add(Counter::READ_AHEAD_BYTES_WASTED, wasted);
+		if (evicted) {
+			stats.Add(Counter::READ_AHEAD_BYTES_EVICTED, wasted);
+		}
+	}
+	return segments.erase(position);
+}
+
+bool ObjectReadAhead::Inspect(const ByteRange &read, const char *data) {
+	bool learned = LearnFooter(read, data, false);
+	std::lock_guard<std::mutex> guard(lock);
+	// A layout learned from a footer fetched ahead is reported with the first read after it.
+	learned = learned || (layout && !layout_reported);
+	layout_reported = layout_reported || learned;
+	return learned;
+}
+
+bool ObjectReadAhead::LearnFooter(const ByteRange &range, const char *data, bool ahead) {
+	ByteRange metadata {0, 0};
+	const char *metadata_bytes = nullptr;
+	{
+		std::lock_guard<std::mutex> guard(lock);
+		if (layout || closed) {
+			return false;
+		}
+		if (range.End() == file_size && range.length >= ParquetFooter::TRAILER_SIZE) {
+			uint32_t metadata_length = 0;
+			if (!ParquetFooter::ParseTrailer(data + range.length - ParquetFooter::TRAILER_SIZE, file_size,
+			                                 metadata_length)) {
+				return false;
+			}
+			pending_metadata = ByteRange {file_size - ParquetFooter::TRAILER_SIZE - metadata_length, metadata_length};
+		}
+		if (pending_metadata.length == 0 || range.offset > pending_metadata.offset ||
+		    range.End() < pending_metadata.End()) {
+			return false;
+		}
+		metadata = pending_metadata;
+		metadata_bytes = data + (metadata.offset - range.offset);
+	}
+	// Parsed outside the lock: a large footer takes a while, and other readers need not wait for it.
+	auto parsed = std::make_shared<ParquetLayout>();
+	std::string error;
+	if (!ParquetFooter::ParseLayout(metadata_bytes, metadata.length, file_size, *parsed, error)) {
+		return false;
+	}
+	std::lock_guard<std::mutex> guard(lock);
+	if (layout || closed) {
+		return false;
+	}
+	InstallLayoutLocked(std::move(parsed), ahead);
+	return true;
+}
+
+void ObjectReadAhead::UseLayout(std::shared_ptr<const ParquetLayout> known) {
+	std::lock_guard<std::mutex> guard(lock);
+	if (!layout && !closed && known) {
+		InstallLayoutLocked(std::move(known), false);
+	}
+}
+
+void ObjectReadAhead::InstallLayoutLocked(std::shared_ptr<const ParquetLayout> parsed, bool ahead) {
+	layout = std::move(parsed);
+	pending_metadata = ByteRange {0, 0};
+	ColumnPattern seed;
+	if (!ahead || !patterns) {
+		return;
+	}
+	// No reader yet: fetch the first row group with the columns the dataset's other files were read with.
+	ParquetPredictor first(layout);
+	if (patterns->Recall(dataset, first.Pattern().columns.size(), seed)) {
+		first.Seed(seed);
+		ScheduleLocked(first.Start(last_tuning.limits).ranges, last_tuning);
+	}
+}
+
+std::shared_ptr<const ParquetLayout> ObjectReadAhead::Layout() const {
+	std::lock_guard<std::mutex> guard(lock);
+	return layout;
+}
+
+void ObjectReadAhead::Close() {
+	Fetcher released;
+	{
+		std::unique_lock<std::mutex> guard(lock);
+		CloseLocked();
+		fetch_done.wait(guard, [&] { return fetching == 0; });
+		released = std::move(fetcher);
+		fetcher = nullptr;
+	}
+}
+
+bool ObjectReadAhead::Abandon() {
+	std::lock_guard<std::mutex> guard(lock);
+	CloseLocked();
+	return fetching > 0;
+}
+
+void ObjectReadAhead::CloseLocked() {
+	if (closed) {
+		return;
+	}
+	closed = true;
+	for (auto position = segments.begin(); position != segments.end();) {
+		position = DropLocked(position, false);
+	}
+}
+
+bool ObjectReadAhead::IsClosed() const {
+	std::lock_guard<std::mutex> guard(lock);
+	return closed;
+}
+
+bool ObjectReadAhead::IsFetching() const {
+	std::lock_guard<std::mutex> guard(lock);
+	return fetching > 0;
+}
+
+uint64_t ObjectReadAhead::HeldBytes() const {
+	std::lock_guard<std::mutex> guard(lock);
+	uint64_t total = 0;
+	for (auto &entry : segments) {
+		total += entry.second->range.length;
+	}
+	return total;
+}
+
+ReadAheadReader::ReadAheadReader(std::shared_ptr<ObjectReadAhead> object_p)
+    : object(std::move(object_p)), id(object->AddReader()) {
+	predicts_row_groups = object->Layout() != nullptr;
+	predictor = object->NewPredictor();
+}
+
+ReadAheadReader::~ReadAheadReader() {
+	object->RemoveReader(id);
+}
+
+void ReadAheadReader::Observe(const ByteRange &read, const ReadAheadTuning &tuning) {
+	std::lock_guard<std::mutex> guard(lock);
+	if (!predicts_row_groups && object->Layout()) {
+		predictor = object->NewPredictor();
+		predicts_row_groups = true;
+	}
+	object->Observe(id, predictor, read, tuning);
+}
+
+} // namespace httpfs2

@@ -1,0 +1,166 @@
+#include "core/requests/azure_shared_key.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <cstring>
+
+namespace httpfs2 {
+
+static std::string Lower(std::string text) {
+	std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
+	return text;
+}
+
+static std::string WithoutTrailingSlash(std::string text) {
+	while (!text.empty() && text.back() == '/') {
+		text.pop_back();
+	}
+	return text;
+}
+
+bool AzureConnection::Parse(const std::string &connection_string, AzureConnection &out) {
+	std::string protocol = "https";
+	std::string suffix = "core.windows.net";
+	out = AzureConnection();
+	size_t start = 0;
+	while (start < connection_string.size()) {
+		auto end = connection_string.find(';', start);
+		if (end == std::string::npos) {
+			end = connection_string.size();
+		}
+		auto part = connection_string.substr(start, end - start);
+		start = end + 1;
+		auto equals = part.find('=');
+		if (equals == std::string::npos) {
+			continue;
+		}
+		auto key = Lower(part.substr(0, equals));
+		auto value = part.substr(equals + 1);
+		if (key == "accountname") {
+			out.account_name = value;
+		} else if (key == "accountkey") {
+			out.account_key = value;
+		} else if (key == "sharedaccesssignature") {
+			out.shared_access_signature = value.empty() || value[0] != '?' ? value : value.substr(1);
+		} else if (key == "blobendpoint") {
+			out.blob_endpoint = WithoutTrailingSlash(value);
+		} else if (key == "defaultendpointsprotocol") {
+			protocol = value;
+		} else if (key == "endpointsuffix") {
+			suffix = value;
+		}
+	}
+	if (out.blob_endpoint.empty() && !out.account_name.empty()) {
+		out.blob_endpoint = protocol + "://" + out.account_name + ".blob." + suffix;
+	}
+	bool has_credential = !out.account_key.empty() || !out.shared_access_signature.empty();
+	// A SharedKey signature names the account; a SAS token needs only the endpoint.
+	return has_credential && !out.blob_endpoint.empty() && (out.account_key.empty() || !out.account_name.empty());
+}
+
+bool AzureBlobPath::Parse(const std::string &path, AzureBlobPath &out) {
+	std::string rest;
+	for (auto prefix : {"az://", "azure://"}) {
+		if (path.compare(0, std::strlen(prefix), prefix) == 0) {
+			rest = path.substr(std::strlen(prefix));
+		}
+	}
+	auto slash = rest.find('/');
+	if (slash == std::string::npos || slash == 0) {
+		return false;
+	}
+	out.container = rest.substr(0, slash);
+	out.blob = rest.substr(slash + 1);
+	// A dot in the first segment makes it `<account>.<endpoint>`, whose credentials the secret may not hold.
+	bool fully_qualified = out.container.find('.') != std::string::npos;
+	return !fully_qualified && !out.blob.empty() && out.blob.back() != '/';
+}
+
+bool AzureBlobPath::HasWildcard() const {
+	return blob.find_first_of("*?[\\") != std::string::npos;
+}
+
+std::string PercentEncodePath(const std::string &name) {
+	static const char *hex = "0123456789ABCDEF";
+	std::string encoded;
+	for (unsigned char c : name) {
+		if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' || c == '/') {
+			encoded += static_cast<char>(c);
+		} else {
+			encoded += '%';
+			encoded += hex[c >> 4];
+			encoded += hex[c & 15];
+		}
+	}
+	return encoded;
+}
+
+std::string AzureBlobUrl(const AzureConnection &connection, const AzureBlobPath &path) {
+	return connection.blob_endpoint + "/" + PercentEncodePath(path.container) + "/" + PercentEncodePath(path.blob);
+}
+
+std::string UrlPath(const std::string &url) {
+	auto scheme_end = url.find("://");
+	auto authority_start = scheme_end == std::string::npos ? 0 : scheme_end + 3;
+	auto path_start = url.find('/', authority_start);
+	if (path_start == std::string::npos) {
+		return "/";
+	}
+	auto query_start = url.find('?', path_start);
+	return url.substr(path_start, query_start == std::string::npos ? std::string::npos : query_start - path_start);
+}
+
+std::string SharedKeyStringToSign(const std::string &verb, std::vector<HttpHeader> ms_headers,
+                                  const std::string &account_name, const std::string &url_path) {
+	// Content-Encoding, -Language, -Length, -MD5, -Type, Date, If-Modified-Since, If-Match, If-None-Match,
+	// If-Unmodified-Since, Range: none of them is sent (x-ms-date stands in for Date).
+	std::string result = verb + "\n";
+	for (int i = 0; i < 11; i++) {
+		result += "\n";
+	}
+	for (auto &header : ms_headers) {
+		header.first = Lower(header.first);
+	}
+	std::sort(ms_headers.begin(), ms_headers.end());
+	for (auto &header : ms_headers) {
+		result += header.first + ":" + header.second + "\n";
+	}
+	return result + "/" + account_name + url_path;
+}
+
+static const char *const WEEKDAYS[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
+static const char *const MONTHS[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                     "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+
+std::string FormatHttpDate(std::time_t seconds) {
+	std::tm parts {};
+	gmtime_r(&seconds, &parts);
+	char text[64];
+	std::snprintf(text, sizeof(text), "%s, %02d %s %04d %02d:%02d:%02d GMT", WEEKDAYS[parts.tm_wday], parts.tm_mday,
+	              MONTHS[parts.tm_mon], parts.tm_year + 1900, parts.tm_hour, parts.tm_min, parts.tm_sec);
+	return text;
+}
+
+bool ParseHttpDate(const std::string &text, std::time_t &seconds) {
+	char weekday[4] = {0};
+	char month[4] = {0};
+	std::tm parts {};
+	char zone[4] = {0};
+	if (std::sscanf(text.c_str(), "%3s, %d %3s %d %d:%d:%d %3s", weekday, &parts.tm_mday, month, &parts.tm_year,
+	                &parts.tm_hour, &parts.tm_min, &parts.tm_sec, zone) != 8 ||
+	    std::strcmp(zone, "GMT") != 0) {
+		return false;
+	}
+	auto found = std::find_if(std::begin(MONTHS), std::end(MONTHS),
+	                          [&](const char *name) { return std::strcmp(name, month) == 0; });
+	if (found == std::end(MONTHS)) {
+		return false;
+	}
+	parts.tm_mon = static_cast<int>(found - std::begin(MONTHS));
+	parts.tm_year -= 1900;
+	seconds = timegm(&parts);
+	return true;
+}
+
+} // namespace httpfs2

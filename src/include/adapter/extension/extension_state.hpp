@@ -1,0 +1,71 @@
+//===----------------------------------------------------------------------===//
+//                         httpfs2
+//
+// adapter/extension/extension_state.hpp
+//
+// What httpfs2 keeps per database: the IO pool, the cost model and the stats of each wrapped filesystem.
+// Owned jointly by the wrapped filesystems and the extension callback, so it lives exactly as long as the
+// database and its pool is joined when the database closes.
+//===----------------------------------------------------------------------===//
+
+#pragma once
+
+#include "core/common/cost_model.hpp"
+#include "core/common/io_pool.hpp"
+#include "core/common/memory_budget.hpp"
+#include "core/common/read_settings.hpp"
+#include "core/common/read_stats.hpp"
+#include "duckdb.hpp"
+
+#include <memory>
+#include <mutex>
+#include <set>
+#include <utility>
+#include <vector>
+
+namespace httpfs2 {
+
+class WrappedFileSystem;
+
+class ExtensionState {
+public:
+	//! Read-ahead buffers come from `allocator`.
+	explicit ExtensionState(std::shared_ptr<BufferAllocator> allocator);
+
+	//! The state of `db`, created on first use.
+	static std::shared_ptr<ExtensionState> GetOrCreate(duckdb::DatabaseInstance &db);
+	//! The state of `db`; throws when httpfs2 is not loaded in it.
+	static std::shared_ptr<ExtensionState> Get(duckdb::DatabaseInstance &db);
+
+	//! Stats of the wrapped filesystem called `name`, created on first use.
+	std::shared_ptr<ReadStats> StatsFor(const std::string &name);
+	std::vector<std::pair<std::string, std::shared_ptr<ReadStats>>> AllStats();
+	//! Records that the filesystem `name` is wrapped; false when it already was.
+	bool MarkWrapped(const std::string &name);
+	//! The wrapped filesystems alive, for ReleaseHandles (each registers itself for its lifetime).
+	void AddFileSystem(WrappedFileSystem &filesystem);
+	void RemoveFileSystem(WrappedFileSystem &filesystem);
+	//! When the database's last connection closes: every wrapped filesystem lets go of the wrapped filesystems'
+	//! handles it keeps (read-ahead, kept version handles), which must not outlive the database's logging.
+	void ReleaseHandles();
+
+	//! The last values set with SET, for opens that come without a FileOpener.
+	ParallelReadSettings LastSetSettings();
+	//! Records a SET value; a global one also resizes what it sizes (the IO pool, the read-ahead budget).
+	void ApplySetting(const SettingSpec &spec, int64_t value);
+
+	//! Declared before the pool, so they outlive its threads: tasks still queued when the pool is destroyed hold
+	//! read-ahead charged to the budget, and a fetch that ends reports its time to the model.
+	MemoryBudget read_ahead_budget;
+	CostModel cost_model;
+	IoPool io_pool;
+
+private:
+	std::mutex lock;
+	std::vector<std::pair<std::string, std::shared_ptr<ReadStats>>> stats;
+	std::set<std::string> wrapped;
+	std::vector<WrappedFileSystem *> filesystems;
+	ParallelReadSettings last_set;
+};
+
+} // namespace httpfs2

@@ -1,0 +1,35 @@
+//===----------------------------------------------------------------------===//
+//                         httpfs2
+//
+// adapter/filesystem/parallel_reader.hpp
+//
+// One split read on a WrappedFileHandle: choose the fan-out, plan the pieces, run them, account for them.
+//===----------------------------------------------------------------------===//
+
+#pragma once
+
+#include "adapter/extension/extension_state.hpp"
+#include "adapter/filesystem/wrapped_file_handle.hpp"
+#include "core/split/range_planner.hpp"
+
+namespace httpfs2 {
+
+class ParallelReader {
+public:
+	ParallelReader(ExtensionState &state, ReadStats &stats);
+
+	//! Reads [location, location + nr_bytes) of `handle` into `buffer`, split across the IO pool. Returns false,
+	//! having read nothing, when the plan gives a single piece (the caller then reads through). Throws an
+	//! IOException naming the file and range when any sub-read fails; `buffer` is then not written any more.
+	bool TryRead(WrappedFileHandle &handle, void *buffer, duckdb::idx_t nr_bytes, duckdb::idx_t location);
+
+private:
+	uint64_t ChooseFanout(const ParallelReadSettings &settings, uint64_t nr_bytes) const;
+	void ReadPiece(WrappedFileHandle &handle, const ByteRange &piece, char *destination, duckdb::idx_t read_bytes,
+	               duckdb::idx_t read_location);
+
+	ExtensionState &state;
+	ReadStats &stats;
+};
+
+} // namespace httpfs2

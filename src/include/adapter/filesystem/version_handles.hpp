@@ -1,0 +1,47 @@
+//===----------------------------------------------------------------------===//
+//                         httpfs2
+//
+// adapter/filesystem/version_handles.hpp
+//
+// Handles of the wrapped filesystem opened for parallel positional reads of one object version, kept for reuse
+// by later opens of the same version. DuckDB opens a Parquet file several times per query (bind, scan) and again
+// in the next query; on Azure each open of the azure extension is a HEAD. Read-ahead fetches and the reads that
+// miss it go through these handles, so a version costs one such open while it stays in the cache.
+//===----------------------------------------------------------------------===//
+
+#pragma once
+
+#include "duckdb/common/file_system.hpp"
+
+#include <functional>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+
+namespace httpfs2 {
+
+class VersionHandles {
+public:
+	//! Versions whose handle is kept at most (least recently used ones are closed first).
+	static constexpr size_t CAPACITY = 64;
+
+	~VersionHandles();
+
+	using Opener = std::function<duckdb::unique_ptr<duckdb::FileHandle>()>;
+	//! The handle kept for `key` (path and version), or a new one from `open` (called outside the lock).
+	std::shared_ptr<duckdb::FileHandle> Get(const std::string &key, const Opener &open);
+	//! Closes every handle kept.
+	void Clear();
+
+private:
+	//! The handle kept for `key`, made the most recently used; nullptr when none is.
+	std::shared_ptr<duckdb::FileHandle> FindLocked(const std::string &key);
+
+	std::mutex lock;
+	//! Most recently used first.
+	std::list<std::pair<std::string, std::shared_ptr<duckdb::FileHandle>>> handles;
+};
+
+} // namespace httpfs2

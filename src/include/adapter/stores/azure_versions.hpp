@@ -1,0 +1,41 @@
+//===----------------------------------------------------------------------===//
+//                         httpfs2
+//
+// adapter/stores/azure_versions.hpp
+//
+// The version (size, Last-Modified, ETag) of az:// blobs, from a request httpfs2 signs itself. The azure extension
+// reports no ETag, so DuckDB's external file cache can only trust Last-Modified, which has 1-second resolution:
+// it distrusts blobs modified in the last 10 s and re-reads them at every query. With the ETag it validates az://
+// as it does s3://. Results are kept for the query, like httpfs's per-query metadata cache.
+//===----------------------------------------------------------------------===//
+
+#pragma once
+
+#include "adapter/stores/object_version.hpp"
+#include "core/common/read_stats.hpp"
+#include "duckdb/common/file_opener.hpp"
+
+#include <string>
+
+namespace httpfs2 {
+
+enum class VersionLookup {
+	//! The blob exists; its version is filled in.
+	FOUND,
+	//! The blob does not exist (404).
+	MISSING,
+	//! httpfs2 cannot tell: no connection string with a key or SAS token, a path form it does not sign, another
+	//! status, a network error. The caller does what it would do without httpfs2.
+	UNKNOWN
+};
+
+class AzureVersions {
+public:
+	//! The version of the blob at `path` (az://container/blob); never throws.
+	static VersionLookup Lookup(const std::string &path, duckdb::optional_ptr<duckdb::FileOpener> opener,
+	                            ReadStats &stats, ObjectVersion &version);
+	//! Forgets what this query learnt about `path` (it is being written).
+	static void Forget(const std::string &path, duckdb::optional_ptr<duckdb::FileOpener> opener);
+};
+
+} // namespace httpfs2

@@ -1,0 +1,46 @@
+//===----------------------------------------------------------------------===//
+//                         httpfs2
+//
+// adapter/stores/object_version.hpp
+//
+// The version of a remote object (size, Last-Modified, ETag) and how it is read from the answer to a range request
+// httpfs2 signs itself: the tail GET of an s3:// object, the one-byte GET of an az:// blob.
+//===----------------------------------------------------------------------===//
+
+#pragma once
+
+#include "core/split/range_planner.hpp"
+#include "duckdb/common/types/timestamp.hpp"
+
+#include <string>
+
+namespace duckdb {
+class HTTPResponse;
+}
+
+namespace httpfs2 {
+
+//! One version of a remote object, as an open of it reports it.
+struct ObjectVersion {
+	duckdb::idx_t size = 0;
+	duckdb::timestamp_t last_modified = duckdb::timestamp_t(0);
+	std::string etag;
+
+	//! An ETag names the version, so that another open can tell it is the same one. Without one (a server that sends
+	//! none), an object replaced within the same second by one of the same size looks the same: such a version is
+	//! its open's alone, and nothing fetched for it (bytes, footer, layout, handle) is offered to other opens.
+	bool Recognizable() const {
+		return !etag.empty();
+	}
+	//! The ETag is strong, so it names the bytes; a weak one (W/"...") promises equivalent content only.
+	bool NamesBytes() const {
+		return Recognizable() && etag.compare(0, 2, "W/") != 0;
+	}
+};
+
+//! From a 206 answer with Content-Range, Last-Modified and ETag: the object's version (its size is the range's total)
+//! and the range the body holds. False when the status is another or a header is missing or malformed; what else
+//! makes the answer usable (the range reaching the end, the body's length, a strong ETag) is each caller's to check.
+bool VersionOfRangeAnswer(const duckdb::HTTPResponse &response, ObjectVersion &version, ByteRange &range);
+
+} // namespace httpfs2

@@ -1,0 +1,68 @@
+//===----------------------------------------------------------------------===//
+//                         httpfs2
+//
+// core/common/cost_model.hpp
+//
+// The S3 cost model behind auto fan-out. A read of B bytes split n ways is expected to take
+//   first_byte_latency + B / (n * stream_bandwidth) + (n - 1) * overhead
+// Latency and per-stream bandwidth are learned from this process's own requests; the overhead is the
+// configured penalty, or, when adaptive, an EWMA of the excess that split reads actually showed.
+//===----------------------------------------------------------------------===//
+
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+
+namespace httpfs2 {
+
+struct CostModelSnapshot {
+	//! Seconds from request to first byte (EWMA of metadata round trips); 0 until observed.
+	double first_byte_latency_s = 0;
+	//! Bytes per second one sub-read stream achieves once data flows (EWMA); 0 until observed.
+	double stream_bandwidth_bps = 0;
+	//! Learned penalty per extra sub-request, seconds; negative until the first split read was observed.
+	double learned_overhead_s = -1;
+	uint64_t latency_samples = 0;
+	uint64_t bandwidth_samples = 0;
+	uint64_t overhead_samples = 0;
+};
+
+class CostModel {
+public:
+	//! Weight of a new sample in every EWMA.
+	static constexpr double EWMA_ALPHA = 0.2;
+	//! Learned overhead is kept within [0, MAX_OVERHEAD_S].
+	static constexpr double MAX_OVERHEAD_S = 10.0;
+	//! Transfers smaller than this are mostly first byte and scheduling, not bandwidth: at 25 ms a few ms of jitter
+	//! halves a 256 KiB sample (bloom filters of 100 bytes pulled 88 MiB/s down to 11); 1 MiB is 11 ms at 90 MiB/s.
+	static constexpr uint64_t MIN_BANDWIDTH_SAMPLE_BYTES = 1024 * 1024;
+
+	//! A request that returned no body (e.g. the HEAD of a file open): its duration is a first-byte latency.
+	void ObserveRoundTrip(double seconds);
+	//! One sub-read of `bytes` that took `seconds`, latency included; ignored under MIN_BANDWIDTH_SAMPLE_BYTES.
+	void ObserveSubRead(uint64_t bytes, double seconds);
+	//! A whole split read of `bytes` over `fanout` streams that took `seconds`; feeds the adaptive overhead.
+	void ObserveSplitRead(uint64_t bytes, uint64_t fanout, double seconds);
+
+	//! True once latency and bandwidth have both been observed, so predictions are meaningful.
+	bool IsWarm() const;
+	//! The overhead to use: learned when adaptive and learned, otherwise the configured one.
+	double OverheadSeconds(bool adaptive, double configured_s) const;
+	//! Expected seconds for `bytes` split `fanout` ways with the given overhead per extra sub-request.
+	double PredictSeconds(uint64_t bytes, uint64_t fanout, double overhead_s) const;
+	//! The n in [1, max_fanout] with the least predicted time (the smallest on ties); max_fanout when cold.
+	uint64_t ChooseFanout(uint64_t bytes, uint64_t max_fanout, double overhead_s) const;
+
+	CostModelSnapshot Snapshot() const;
+	void Reset();
+
+private:
+	static double Blend(double current, double sample, uint64_t samples_before);
+	double PredictLocked(uint64_t bytes, uint64_t fanout, double overhead_s) const;
+
+	mutable std::mutex lock;
+	CostModelSnapshot state;
+};
+
+} // namespace httpfs2

@@ -1,0 +1,151 @@
+//===----------------------------------------------------------------------===//
+//                         httpfs2
+//
+// core/common/read_settings.hpp
+//
+// The httpfs2_* settings: names, defaults, descriptions, scopes and accepted ranges, in one table.
+// DuckDB-free so that validation is unit-tested without a database.
+//===----------------------------------------------------------------------===//
+
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace httpfs2 {
+
+constexpr uint64_t KiB = 1024;
+constexpr uint64_t MiB = 1024 * KiB;
+constexpr uint64_t GiB = 1024 * MiB;
+//! Upper bound of max_fanout; also the size of the fan-out histogram.
+constexpr uint64_t MAX_FANOUT_LIMIT = 64;
+
+//! The values httpfs2_parallel_read_recommended_preset_enabled forces.
+struct RecommendedPreset {
+	static constexpr uint64_t MAX_FANOUT = 2;
+	static constexpr uint64_t CHUNK_SIZE_BYTES = 16 * MiB;
+	static constexpr uint64_t MIN_BYTES = 2 * MiB;
+};
+
+//! The values a handle reads with, snapshotted when the file is opened. A default-constructed instance holds the
+//! defaults of SETTING_SPECS, the one place they are written down.
+struct ParallelReadSettings {
+	ParallelReadSettings();
+
+	bool enabled;
+	uint64_t io_threads;
+	uint64_t chunk_size_bytes;
+	uint64_t max_fanout;
+	uint64_t min_bytes;
+	bool recommended_preset_enabled;
+	bool dedicated_handles;
+	bool auto_fanout_enabled;
+	uint64_t auto_fanout_overhead_ms;
+	bool auto_fanout_overhead_adaptive_enabled;
+	bool read_ahead_enabled;
+	uint64_t read_ahead_memory_limit_bytes;
+	uint64_t read_ahead_min_bdp_bytes;
+
+	//! The settings with the recommended preset applied when it is enabled.
+	ParallelReadSettings Effective() const;
+	//! Read-ahead runs when parallel reads are enabled and read-ahead is not turned off.
+	bool ReadAheadActive() const {
+		return enabled && read_ahead_enabled;
+	}
+};
+
+enum class SettingKind { BOOLEAN, INTEGER };
+//! GLOBAL settings size something the whole database shares (the IO pool, the read-ahead budget).
+enum class SettingScope { SESSION, GLOBAL };
+
+//! One user-visible setting and where it lands in ParallelReadSettings.
+struct SettingSpec {
+	const char *name;
+	const char *description;
+	SettingKind kind;
+	SettingScope scope;
+	int64_t default_value;
+	//! Accepted range for INTEGER settings, inclusive.
+	int64_t min_value;
+	int64_t max_value;
+	bool ParallelReadSettings::*flag;
+	uint64_t ParallelReadSettings::*number;
+
+	//! Empty when value is accepted; otherwise a message naming the setting and its range.
+	std::string Validate(int64_t value) const;
+	void Apply(ParallelReadSettings &settings, int64_t value) const;
+};
+
+constexpr SettingSpec FlagSetting(const char *name, const char *description, bool default_value,
+                                  bool ParallelReadSettings::*member) {
+	return SettingSpec {name,   description, SettingKind::BOOLEAN, SettingScope::SESSION, default_value ? 1 : 0, 0, 1,
+	                    member, nullptr};
+}
+
+constexpr SettingSpec NumberSetting(const char *name, const char *description, SettingScope scope,
+                                    uint64_t default_value, uint64_t min_value, uint64_t max_value,
+                                    uint64_t ParallelReadSettings::*member) {
+	return SettingSpec {name,
+	                    description,
+	                    SettingKind::INTEGER,
+	                    scope,
+	                    static_cast<int64_t>(default_value),
+	                    static_cast<int64_t>(min_value),
+	                    static_cast<int64_t>(max_value),
+	                    nullptr,
+	                    member};
+}
+
+//! All settings, in the order of the README. Its size is known at compile time, so the adapter's per-setting
+//! callbacks are generated from it and can never fall out of step with it.
+constexpr SettingSpec SETTING_SPECS[] = {
+    FlagSetting("httpfs2_parallel_read_enabled", "Enable parallel read splitting for remote files", false,
+                &ParallelReadSettings::enabled),
+    NumberSetting("httpfs2_parallel_read_io_threads", "IO worker pool size (separate from DuckDB threads)",
+                  SettingScope::GLOBAL, 16, 1, 256, &ParallelReadSettings::io_threads),
+    NumberSetting("httpfs2_parallel_read_chunk_size_bytes", "Target chunk size per sub-read", SettingScope::SESSION,
+                  16 * MiB, 64 * KiB, GiB, &ParallelReadSettings::chunk_size_bytes),
+    NumberSetting("httpfs2_parallel_read_max_fanout", "Max parallel sub-reads per Read() call", SettingScope::SESSION,
+                  4, 1, MAX_FANOUT_LIMIT, &ParallelReadSettings::max_fanout),
+    NumberSetting("httpfs2_parallel_read_min_bytes", "Minimum read size before splitting kicks in",
+                  SettingScope::SESSION, 2 * MiB, 64 * KiB, 1024 * GiB, &ParallelReadSettings::min_bytes),
+    FlagSetting("httpfs2_parallel_read_recommended_preset_enabled", "Override to safe defaults (fanout=2, chunk=16MiB)",
+                false, &ParallelReadSettings::recommended_preset_enabled),
+    FlagSetting("httpfs2_parallel_read_dedicated_handles",
+                "Open extra file handles per remote file to reduce httpfs contention", false,
+                &ParallelReadSettings::dedicated_handles),
+    FlagSetting("httpfs2_parallel_read_auto_fanout_enabled", "Use S3 cost model to choose fanout per read", false,
+                &ParallelReadSettings::auto_fanout_enabled),
+    NumberSetting("httpfs2_parallel_read_auto_fanout_overhead_ms", "Penalty (ms) per extra sub-request in auto-fanout",
+                  SettingScope::SESSION, 500, 0, 60000, &ParallelReadSettings::auto_fanout_overhead_ms),
+    FlagSetting("httpfs2_parallel_read_auto_fanout_overhead_adaptive_enabled",
+                "Learn overhead from observed timings (EWMA)", false,
+                &ParallelReadSettings::auto_fanout_overhead_adaptive_enabled),
+    FlagSetting(
+        "httpfs2_read_ahead_enabled",
+        "Fetch the ranges a scan will read next (parquet column chunks of the next row groups, the next window of a "
+        "sequential read, footers of the next files of a glob) before it asks; only when "
+        "httpfs2_parallel_read_enabled is on",
+        true, &ParallelReadSettings::read_ahead_enabled),
+    NumberSetting(
+        "httpfs2_read_ahead_memory_limit_bytes",
+        "Memory budget for all read-ahead of the database; never exceeded: what does not fit is not fetched ahead",
+        SettingScope::GLOBAL, 256 * MiB, MiB, 1024 * GiB, &ParallelReadSettings::read_ahead_memory_limit_bytes),
+    NumberSetting("httpfs2_read_ahead_min_bdp_bytes",
+                  "Read ahead only where the measured first-byte latency x stream bandwidth is at least this many "
+                  "bytes: below it (a LAN store) reading ahead costs more CPU than the wait it hides; 0 always reads "
+                  "ahead",
+                  SettingScope::SESSION, 512 * KiB, 0, GiB, &ParallelReadSettings::read_ahead_min_bdp_bytes),
+};
+
+constexpr size_t SETTING_COUNT = sizeof(SETTING_SPECS) / sizeof(SETTING_SPECS[0]);
+
+//! The spec named `name`, or nullptr.
+const SettingSpec *FindSetting(const std::string &name);
+
+//! Human-readable byte count for messages ("16 MiB", "65536 bytes").
+std::string FormatBytes(uint64_t bytes);
+
+} // namespace httpfs2

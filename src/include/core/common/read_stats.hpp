@@ -1,0 +1,141 @@
+//===----------------------------------------------------------------------===//
+//                         httpfs2
+//
+// core/common/read_stats.hpp
+//
+// Counters of one wrapped filesystem. Lock-free on the read path. Each counter is one row of COUNTER_SPECS, which
+// also names its httpfs2_stats() column.
+//===----------------------------------------------------------------------===//
+
+#pragma once
+
+#include "core/common/read_settings.hpp"
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+
+namespace httpfs2 {
+
+enum class Counter : size_t {
+	FILES_OPENED,
+	//! Read calls seen by the wrapper, however they were served, and the bytes they asked for.
+	READS,
+	BYTES_READ,
+	//! Reads (or the parts of them read-ahead did not hold) passed to the wrapped filesystem whole, or split.
+	READS_PASSED_THROUGH,
+	READS_SPLIT,
+	SUB_READS,
+	SUB_READ_BYTES,
+	//! Sum of the durations of all sub-reads (shown in seconds).
+	SUB_READ_MICROS,
+	IN_FLIGHT_PEAK,
+	//! Reads and sub-reads that failed.
+	ERRORS,
+	WRITES,
+	BYTES_WRITTEN,
+	//! Reads the wrapper sent to the wrapped filesystem for a reader (pass-through, split pieces, read-ahead misses).
+	READER_REQUESTS,
+	//! Fetches read-ahead started before a reader asked, and their bytes.
+	READ_AHEAD_REQUESTS,
+	READ_AHEAD_BYTES,
+	//! Bytes readers got from read-ahead.
+	READ_AHEAD_BYTES_USED,
+	//! Bytes fetched ahead that no reader ever got (dropped at close, passed over, or failed).
+	READ_AHEAD_BYTES_WASTED,
+	//! Of those, bytes dropped while the file was still open because its readers had moved past them.
+	READ_AHEAD_BYTES_EVICTED,
+	READ_AHEAD_FAILURES,
+	//! Predicted fetches not started because the memory budget was full.
+	READ_AHEAD_SKIPPED_BUDGET,
+	//! Reads read-ahead watched but predicted nothing for: the cost model's bandwidth-delay product was under
+	//! read_ahead_min_bdp_bytes (a store so close that reading ahead costs more CPU than the wait it hides).
+	READ_AHEAD_DECLINED,
+	//! Reads served entirely from read-ahead, partly (the rest read by the reader), or that waited for a fetch.
+	READS_SERVED_WHOLE,
+	READS_SERVED_PARTLY,
+	READS_WAITED,
+	//! Requests httpfs2 signed itself: to learn an az:// blob's ETag (one per blob per query), for the tail of an
+	//! s3:// Parquet file at its first open (S3Tails).
+	VERSION_REQUESTS,
+	//! Handles of the wrapped filesystem opened (on Azure each costs a HEAD); opened only when first needed.
+	INNER_OPENS,
+	//! Bytes readers got from Parquet footers remembered from an earlier open of the same object version.
+	FOOTER_BYTES_REUSED,
+	COUNT
+};
+
+constexpr size_t COUNTER_COUNT = static_cast<size_t>(Counter::COUNT);
+
+struct CounterSpec {
+	Counter counter;
+	//! Its httpfs2_stats() column.
+	const char *column;
+};
+
+//! Every counter and its column, in the column order of httpfs2_stats().
+constexpr CounterSpec COUNTER_SPECS[] = {
+    {Counter::FILES_OPENED, "files_opened"},
+    {Counter::READS, "reads"},
+    {Counter::BYTES_READ, "bytes_read"},
+    {Counter::READS_PASSED_THROUGH, "reads_passed_through"},
+    {Counter::READS_SPLIT, "reads_split"},
+    {Counter::SUB_READS, "sub_reads"},
+    {Counter::SUB_READ_BYTES, "sub_read_bytes"},
+    {Counter::SUB_READ_MICROS, "sub_read_seconds"},
+    {Counter::IN_FLIGHT_PEAK, "in_flight_peak"},
+    {Counter::ERRORS, "errors"},
+    {Counter::WRITES, "writes"},
+    {Counter::BYTES_WRITTEN, "bytes_written"},
+    {Counter::READER_REQUESTS, "reader_requests"},
+    {Counter::READ_AHEAD_REQUESTS, "read_ahead_requests"},
+    {Counter::READ_AHEAD_BYTES, "read_ahead_bytes"},
+    {Counter::READ_AHEAD_BYTES_USED, "read_ahead_bytes_used"},
+    {Counter::READ_AHEAD_BYTES_WASTED, "read_ahead_bytes_wasted"},
+    {Counter::READ_AHEAD_BYTES_EVICTED, "read_ahead_bytes_evicted"},
+    {Counter::READ_AHEAD_FAILURES, "read_ahead_failures"},
+    {Counter::READ_AHEAD_SKIPPED_BUDGET, "read_ahead_skipped_budget"},
+    {Counter::READ_AHEAD_DECLINED, "read_ahead_declined"},
+    {Counter::READS_SERVED_WHOLE, "reads_served_whole"},
+    {Counter::READS_SERVED_PARTLY, "reads_served_partly"},
+    {Counter::READS_WAITED, "reads_waited"},
+    {Counter::VERSION_REQUESTS, "version_requests"},
+    {Counter::INNER_OPENS, "inner_opens"},
+    {Counter::FOOTER_BYTES_REUSED, "footer_bytes_reused"},
+};
+static_assert(sizeof(COUNTER_SPECS) / sizeof(COUNTER_SPECS[0]) == COUNTER_COUNT, "every counter needs a column");
+
+struct ReadStatsSnapshot {
+	std::array<uint64_t, COUNTER_COUNT> counters {};
+	//! fanout_histogram[n] counts split reads that ran with fan-out n (index 0 unused).
+	std::array<uint64_t, MAX_FANOUT_LIMIT + 1> fanout_histogram {};
+
+	uint64_t Get(Counter counter) const {
+		return counters[static_cast<size_t>(counter)];
+	}
+};
+
+class ReadStats {
+public:
+	void Add(Counter counter, uint64_t amount = 1);
+	//! One Read call of a reader, however it is served.
+	void RecordRead(uint64_t bytes);
+	//! The wrapped filesystem read (part of) a Read call unchanged.
+	void RecordPassThrough();
+	//! (Part of) a Read call was split into sub-reads with this fan-out; each sub-read counts as a request.
+	void RecordSplit(uint64_t fanout);
+	void RecordWrite(uint64_t bytes);
+	//! Marks a sub-read as started; pair with SubReadFinished.
+	void SubReadStarted();
+	void SubReadFinished(uint64_t bytes, uint64_t micros);
+
+	ReadStatsSnapshot Snapshot() const;
+	void Reset();
+
+private:
+	std::array<std::atomic<uint64_t>, COUNTER_COUNT> counters {};
+	std::atomic<uint64_t> in_flight {0};
+	std::array<std::atomic<uint64_t>, MAX_FANOUT_LIMIT + 1> fanout_histogram {};
+};
+
+} // namespace httpfs2

@@ -1,0 +1,204 @@
+//===----------------------------------------------------------------------===//
+//                         httpfs2
+//
+// core/read_ahead/object_read_ahead.hpp
+//
+// Read-ahead for one version of one remote object, shared by all handles open on it. A predictor turns the reads
+// it is told of into ranges; those are fetched on the IO pool into segments (each its own buffer, charged to the
+// database's memory budget) and served to readers from there. A read overlapping a fetch in flight waits for it; a
+// read overlapping a fetch still queued takes it over; nothing is fetched twice. A failed fetch is silent: the
+// reader reads that part itself and gets the wrapped filesystem's own error if it fails again.
+//===----------------------------------------------------------------------===//
+
+#pragma once
+
+#include "core/read_ahead/access_predictor.hpp"
+#include "core/common/cost_model.hpp"
+#include "core/common/io_pool.hpp"
+#include "core/common/memory_budget.hpp"
+#include "core/common/read_settings.hpp"
+#include "core/common/read_stats.hpp"
+
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+
+namespace httpfs2 {
+
+//! How far and in what pieces read-ahead fetches; derived per read from the settings and the cost model.
+struct ReadAheadTuning {
+	//! False where read-ahead cannot pay for itself (read_ahead_min_bdp_bytes): nothing is predicted or fetched ahead;
+	//! footers already remembered are still served.
+	bool fetch_ahead = true;
+	PredictionLimits limits;
+	//! Fetches of at least min_bytes are cut as split reads are (RangePlanner), so large ranges stream in parallel;
+	//! min_bytes is at least the settings' min_bytes and a `max_fanout`-th of the window ahead.
+	uint64_t chunk_size_bytes;
+	uint64_t min_bytes;
+	uint64_t max_fanout;
+};
+
+//! Tuning from what the cost model measured: enough bytes ahead for every IO thread to stream through a first-byte
+//! wait (io_threads x latency x bandwidth, the bandwidth-delay product), within [MIN_AHEAD, half the budget] (half
+//! the budget is also the ceiling for readers of large sequential reads), and gaps merged when they cost less than a
+//! sixteenth of a round trip's worth of transfer (Arrow's rule, kept small so that projections do not pull in the
+//! columns between theirs).
+//! Below the settings' read_ahead_min_bdp_bytes of bandwidth-delay product (a LAN store) nothing is fetched ahead: a
+//! request there is mostly transfer, which costs the client the same CPU on any thread, and reading it ahead adds a
+//! copy, a hand-off to an IO thread and the fetches a scan never uses, on cores the query needs.
+struct ReadAheadTuner {
+	static constexpr uint64_t MIN_AHEAD = 8 * MiB;
+	//! Bandwidth-delay product assumed until the model has measured a first-byte latency.
+	static constexpr uint64_t COLD_BDP = 2 * MiB;
+	//! Stream bandwidth assumed from the first latency sample until the first bandwidth sample (one S3 stream's):
+	//! the first open's round trip tells a LAN store from a remote one before any read has to be fetched ahead.
+	static constexpr double ASSUMED_STREAM_BANDWIDTH_BPS = 90.0 * MiB;
+	static constexpr uint64_t MIN_MERGE_GAP = 16 * KiB;
+	static constexpr uint64_t MAX_MERGE_GAP = MiB;
+
+	static ReadAheadTuning Tune(const ParallelReadSettings &settings, const CostModelSnapshot &model,
+	                            uint64_t io_threads, uint64_t budget_limit);
+};
+
+//! What Serve did for one read.
+struct ServeResult {
+	//! The parts of the read that read-ahead did not hold, in order: the caller reads these itself.
+	std::vector<ByteRange> gaps;
+	uint64_t served_bytes = 0;
+	//! The read waited for a fetch in flight, or fetched a queued one itself.
+	bool waited = false;
+};
+
+class ObjectReadAhead : public std::enable_shared_from_this<ObjectReadAhead> {
+	friend class ReadAheadReader;
+
+public:
+	//! Reads exactly `range` into `destination` or throws. Called on IO pool threads and concurrently.
+	using Fetcher = std::function<void(const ByteRange &range, char *destination)>;
+
+	//! `budget` must outlive every task submitted to `pool`.
+	ObjectReadAhead(IoPool &pool, MemoryBudget &budget, ReadStats &stats, CostModel &model, uint64_t file_size,
+	                Fetcher fetcher);
+	~ObjectReadAhead();
+
+	//! A predictor for a new reader: row groups once the layout is known (seeded from the dataset's pattern), else
+	//! a sequential window.
+	std::unique_ptr<AccessPredictor> NewPredictor();
+	//! Tells `reader`'s predictor of its read and starts the fetches it predicts. Call before Serve, so that those
+	//! fetches overlap the reader's own wait. Read-ahead every reader has moved past is dropped. A row-group
+	//! predictor's first read may replace it by the predictor of a scan it joins (ParquetPredictor::Joins).
+	void Observe(uint64_t reader, std::shared_ptr<AccessPredictor> &predictor, const ByteRange &read,
+	             const ReadAheadTuning &tuning);
+	//! Readers are counted so that one reader moving on never drops what a slower one will read.
+	uint64_t AddReader();
+	void RemoveReader(uint64_t reader);
+	//! Copies what read-ahead holds of `read` into `destination` (read.offset maps to destination[0]).
+	ServeResult Serve(const ByteRange &read, char *destination);
+	//! Shows the predictor the bytes a reader got: a Parquet footer switches it to row-group prediction. True once,
+	//! for the first call after the layout was learned (here or from a footer fetched ahead).
+	bool Inspect(const ByteRange &read, const char *data);
+	//! Fetches `ranges` (e.g. a footer about to be read) unless held already. A footer held (Hold) and not yet
+	//! parsed is parsed now, as a footer fetched ahead of any reader is when it arrives.
+	void Prefetch(const std::vector<ByteRange> &ranges, const ReadAheadTuning &tuning);
+	//! Holds `bytes`, the contents of `range`, as if fetched: a footer remembered from an earlier open of this
+	//! object version. Charged to the budget like a fetch, and held until the object closes (readers read parts of a
+	//! footer again); false, holding nothing, when it does not fit in the budget or overlaps what is held already.
+	bool Hold(const ByteRange &range, const std::string &bytes);
+	//! Predicts from a layout learned earlier (by another handle, or a previous open of the same version).
+	void UseLayout(std::shared_ptr<const ParquetLayout> layout);
+	//! Shares column patterns with the other files of `dataset`: this object records what its readers read, and
+	//! a footer it fetched ahead of any reader starts the first row group with the dataset's pattern.
+	void SharePatterns(std::shared_ptr<PatternMemory> patterns, std::string dataset);
+	std::shared_ptr<const ParquetLayout> Layout() const;
+
+	//! Drops all read-ahead and frees it; queued fetches never start. Waits for fetches in flight (they write only
+	//! into their own buffers), then releases the fetcher. Later calls do nothing.
+	void Close();
+	//! Close without the wait: fetches in flight finish on their own (each holds the object, its buffer and its
+	//! budget charge until then), their bytes are dropped, and the last of them releases the fetcher. True while any
+	//! is still in flight.
+	bool Abandon();
+	bool IsClosed() const;
+	bool IsFetching() const;
+	//! Bytes held in segments (queued, in flight or arrived).
+	uint64_t HeldBytes() const;
+
+private:
+	struct Segment;
+	using SegmentMap = std::map<uint64_t, std::shared_ptr<Segment>>;
+
+	void ScheduleLocked(const std::vector<PredictedRange> &ranges, const ReadAheadTuning &tuning);
+	void AddSegmentLocked(const ByteRange &piece, uint64_t useful_bytes);
+	void RunFetch(const std::shared_ptr<Segment> &segment, bool by_reader);
+	//! Waits until `segment` is no longer in flight, fetching it itself when still queued; true when it holds data.
+	bool Await(const std::shared_ptr<Segment> &segment, bool &waited);
+	void ConsumeLocked(const std::shared_ptr<Segment> &segment, uint64_t bytes);
+	//! Removes a segment from the map; what no reader got of its fetched bytes is counted as wasted.
+	SegmentMap::iterator DropLocked(SegmentMap::iterator position, bool evicted);
+	//! Marks the object closed and drops its segments.
+	void CloseLocked();
+	//! Parses the footer in `data` (the bytes of `range`) when `range` holds one; true when it installed a layout.
+	//! `ahead` says the bytes were fetched ahead of any reader, so the first row group is fetched too.
+	bool LearnFooter(const ByteRange &range, const char *data, bool ahead);
+	void InstallLayoutLocked(std::shared_ptr<const ParquetLayout> layout, bool ahead);
+	void RememberPatternLocked(const AccessPredictor &predictor);
+	//! Hands a row-group predictor that has not read yet the scan `read` joins, or registers it as a scan.
+	void JoinScanLocked(std::shared_ptr<AccessPredictor> &predictor, const ByteRange &read);
+	//! Drops idle segments that end before every reader's drop point.
+	void DropPassedLocked();
+
+	IoPool &pool;
+	MemoryBudget &budget;
+	ReadStats &stats;
+	CostModel &model;
+	const uint64_t file_size;
+
+	mutable std::mutex lock;
+	std::condition_variable fetch_done;
+	Fetcher fetcher;
+	SegmentMap segments;
+	std::shared_ptr<const ParquetLayout> layout;
+	//! Each reader's latest drop point (Prediction::drop_before).
+	std::map<uint64_t, uint64_t> reader_drop_points;
+	//! The row-group predictors in use (each shared by the readers of one scan), for readers to join.
+	std::vector<std::weak_ptr<ParquetPredictor>> scans;
+	uint64_t next_reader = 0;
+	bool layout_reported = false;
+	std::shared_ptr<PatternMemory> patterns;
+	std::string dataset;
+	//! The tuning of the latest Observe or Prefetch, for fetches started from a fetch's completion.
+	ReadAheadTuning last_tuning {};
+	//! A footer whose metadata did not fit in the read of its trailer: its range, to parse when it is read.
+	ByteRange pending_metadata {0, 0};
+	size_t fetching = 0;
+	bool closed = false;
+};
+
+//! One reader (a file handle) of an object: its own predictor, switched to row groups when the object learns its
+//! layout, over the read-ahead it shares with the object's other readers. Scans of one file with different columns
+//! or at different places (several in one query) each predict for themselves; the threads of one scan, each with a
+//! handle of its own, share their scan's predictor.
+class ReadAheadReader {
+public:
+	explicit ReadAheadReader(std::shared_ptr<ObjectReadAhead> object);
+	~ReadAheadReader();
+	ReadAheadReader(const ReadAheadReader &) = delete;
+	ReadAheadReader &operator=(const ReadAheadReader &) = delete;
+
+	void Observe(const ByteRange &read, const ReadAheadTuning &tuning);
+	ObjectReadAhead &Object() const {
+		return *object;
+	}
+
+private:
+	const std::shared_ptr<ObjectReadAhead> object;
+	const uint64_t id;
+	//! A handle opened for parallel access may be read from several threads.
+	std::mutex lock;
+	std::shared_ptr<AccessPredictor> predictor;
+	bool predicts_row_groups = false;
+};
+
+} // namespace httpfs2

@@ -1,0 +1,67 @@
+//===----------------------------------------------------------------------===//
+//                         httpfs2
+//
+// core/requests/azure_shared_key.hpp
+//
+// What httpfs2 needs to ask Azure Blob Storage for a blob's ETag itself (the azure extension keeps none): the
+// account and endpoint from a connection string, the blob URL of an az:// path, and the string a SharedKey
+// request signs. The HMAC itself is computed by the adapter (DuckDB's mbedtls).
+//===----------------------------------------------------------------------===//
+
+#pragma once
+
+#include <ctime>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace httpfs2 {
+
+//! The parts of an Azure Storage connection string that address and authorize a blob request.
+struct AzureConnection {
+	std::string account_name;
+	//! Base64, as in the connection string; empty when the string carries a SAS token instead.
+	std::string account_key;
+	//! Without the leading '?'.
+	std::string shared_access_signature;
+	//! scheme://host[:port][/path], without a trailing '/'.
+	std::string blob_endpoint;
+
+	//! False when the string names no account or no usable credential (key or SAS).
+	static bool Parse(const std::string &connection_string, AzureConnection &out);
+};
+
+//! `az://<container>/<blob>` or `azure://<container>/<blob>`: the forms whose account comes from the secret.
+struct AzureBlobPath {
+	std::string container;
+	std::string blob;
+
+	//! False for other forms (fully qualified `az://<account>.<endpoint>/...`, abfss://) and for directories.
+	static bool Parse(const std::string &path, AzureBlobPath &out);
+	//! Whether the blob name holds a glob wildcard, as the azure extension's Glob decides it.
+	bool HasWildcard() const;
+};
+
+//! One header of a signed request.
+using HttpHeader = std::pair<std::string, std::string>;
+
+//! The blob's URL: endpoint, container, blob name percent-encoded except unreserved characters and '/'.
+std::string AzureBlobUrl(const AzureConnection &connection, const AzureBlobPath &path);
+
+//! `path` percent-encoded except unreserved characters and '/' (as Azure and S3 expect object names in URLs).
+std::string PercentEncodePath(const std::string &path);
+
+//! The path of `url` (from the first '/' after the authority), as the canonicalized resource needs it.
+std::string UrlPath(const std::string &url);
+
+//! The string a SharedKey request without body, conditional or range headers signs (version 2015-02-21 on):
+//! the verb, eleven empty standard headers, the sorted `x-ms-*` headers, then `/<account><url path>`.
+std::string SharedKeyStringToSign(const std::string &verb, std::vector<HttpHeader> ms_headers,
+                                  const std::string &account_name, const std::string &url_path);
+
+//! RFC 1123 date in GMT ("Sun, 06 Nov 1994 08:49:37 GMT"), as x-ms-date and Last-Modified use it.
+std::string FormatHttpDate(std::time_t seconds);
+//! False when `text` is not an RFC 1123 date.
+bool ParseHttpDate(const std::string &text, std::time_t &seconds);
+
+} // namespace httpfs2

@@ -1,0 +1,74 @@
+//===----------------------------------------------------------------------===//
+//                         httpfs2
+//
+// core/requests/s3_request.hpp
+//
+// What httpfs2 needs to send one GET of an s3:// object itself (to fetch a Parquet file's tail and learn its version
+// in the round trip httpfs's HEAD would take): the URL httpfs would address, as its S3 secret settings resolve it,
+// the AWS Signature Version 4 canonical request and string to sign, and the answer's Content-Range. The HMACs and
+// hashes are computed by the adapter (DuckDB's mbedtls).
+//===----------------------------------------------------------------------===//
+
+#pragma once
+
+#include "core/requests/azure_shared_key.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace httpfs2 {
+
+//! Where a request for an s3:// object goes.
+struct S3Address {
+	//! "http://" or "https://".
+	std::string scheme;
+	//! host[:port], as the Host header carries it.
+	std::string host;
+	//! The percent-encoded path (the bucket first in path style).
+	std::string path;
+
+	//! Resolves `url` (s3://bucket/key) as httpfs does with these secret settings; false for what httpfs2 does not
+	//! address itself (other prefixes, a query string, an endpoint with a scheme or a path, a bucket with dots in
+	//! virtual-host style over TLS).
+	static bool Resolve(const std::string &url, const std::string &endpoint, const std::string &url_style, bool use_ssl,
+	                    S3Address &out);
+	std::string Url() const {
+		return scheme + host + path;
+	}
+};
+
+//! A request without body, as Signature Version 4 signs it for the `s3` service.
+struct SigV4Request {
+	std::string method;
+	std::string host;
+	std::string path;
+	std::string region;
+	//! YYYYMMDD'T'HHMMSS'Z', the request's x-amz-date.
+	std::string amz_date;
+	//! Headers besides host, x-amz-date and x-amz-content-sha256 that are signed (range, x-amz-security-token...);
+	//! names in lower case.
+	std::vector<HttpHeader> headers;
+
+	//! The hex SHA-256 of an empty payload, the request's x-amz-content-sha256.
+	static const char *const EMPTY_PAYLOAD_SHA256;
+	//! `seconds` since the epoch as x-amz-date writes it.
+	static std::string AmzDate(std::time_t seconds);
+
+	//! All signed headers, sorted by name: host, x-amz-content-sha256, x-amz-date and `headers`.
+	std::vector<HttpHeader> SignedHeaders() const;
+	//! The signed header names, ';'-separated.
+	std::string SignedHeaderNames() const;
+	std::string CanonicalRequest() const;
+	//! date/region/s3/aws4_request
+	std::string CredentialScope() const;
+	//! AWS4-HMAC-SHA256, the date, the scope and the canonical request's hex SHA-256.
+	std::string StringToSign(const std::string &canonical_request_sha256_hex) const;
+	//! The Authorization header's value for `signature_hex`.
+	std::string Authorization(const std::string &key_id, const std::string &signature_hex) const;
+};
+
+//! The parts of `Content-Range: bytes <first>-<last>/<total>`; false for any other form (`*`, an unknown total).
+bool ParseContentRange(const std::string &value, uint64_t &first, uint64_t &last, uint64_t &total);
+
+} // namespace httpfs2
