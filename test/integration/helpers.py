@@ -21,14 +21,14 @@ def stats(con, filesystem: str = "S3FileSystem") -> dict:
     return dict(zip(names, row, strict=True))
 
 
-def enable(con, read_ahead=True, min_bdp_bytes=0):
+def enable(con, read_ahead=True, min_latency_ms=0):
     """Turns httpfs2's parallel reads on (with or without read-ahead) and zeroes its stats. Read-ahead runs whatever
-    the cost model measured unless `min_bdp_bytes` is given (None: the default): the rig answers in about a
-    millisecond, where the default (512 KiB) turns it off, and the tests of what read-ahead does must see it do it."""
+    the cost model measured unless `min_latency_ms` is given (None: the default): the rig answers in about a
+    millisecond, where the default (5 ms) turns it off, and the tests of what read-ahead does must see it do it."""
     gate = (
-        "RESET httpfs2_read_ahead_min_bdp_bytes"
-        if min_bdp_bytes is None
-        else f"SET httpfs2_read_ahead_min_bdp_bytes = {min_bdp_bytes}"
+        "RESET httpfs2_read_ahead_min_latency_ms"
+        if min_latency_ms is None
+        else f"SET httpfs2_read_ahead_min_latency_ms = {min_latency_ms}"
     )
     con.execute(f"SET httpfs2_parallel_read_enabled = true; SET httpfs2_read_ahead_enabled = {read_ahead}; {gate}")
     con.execute("CALL httpfs2_reset_stats()")

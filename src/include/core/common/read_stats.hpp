@@ -48,8 +48,8 @@ enum class Counter : size_t {
 	READ_AHEAD_FAILURES,
 	//! Predicted fetches not started because the memory budget was full.
 	READ_AHEAD_SKIPPED_BUDGET,
-	//! Reads read-ahead watched but predicted nothing for: the cost model's bandwidth-delay product was under
-	//! read_ahead_min_bdp_bytes (a store so close that reading ahead costs more CPU than the wait it hides).
+	//! Reads read-ahead did not watch: the cost model's first-byte latency was under read_ahead_min_latency_ms (a store
+	//! so close that reading ahead costs more CPU than the wait it hides).
 	READ_AHEAD_DECLINED,
 	//! Reads served entirely from read-ahead, partly (the rest read by the reader), or that waited for a fetch.
 	READS_SERVED_WHOLE,

@@ -29,7 +29,7 @@ namespace httpfs2 {
 
 //! How far and in what pieces read-ahead fetches; derived per read from the settings and the cost model.
 struct ReadAheadTuning {
-	//! False where read-ahead cannot pay for itself (read_ahead_min_bdp_bytes): nothing is predicted or fetched ahead;
+	//! False where read-ahead cannot pay for itself (read_ahead_min_latency_ms): nothing is predicted or fetched ahead;
 	//! footers already remembered are still served.
 	bool fetch_ahead = true;
 	PredictionLimits limits;
@@ -45,15 +45,17 @@ struct ReadAheadTuning {
 //! the budget is also the ceiling for readers of large sequential reads), and gaps merged when they cost less than a
 //! sixteenth of a round trip's worth of transfer (Arrow's rule, kept small so that projections do not pull in the
 //! columns between theirs).
-//! Below the settings' read_ahead_min_bdp_bytes of bandwidth-delay product (a LAN store) nothing is fetched ahead: a
-//! request there is mostly transfer, which costs the client the same CPU on any thread, and reading it ahead adds a
-//! copy, a hand-off to an IO thread and the fetches a scan never uses, on cores the query needs.
+//! Under the settings' read_ahead_min_latency_ms of first-byte latency (a LAN store) nothing is fetched ahead: a
+//! request there costs the client more CPU than it waits, and reading it ahead adds a copy, a hand-off to an IO
+//! thread and the fetches a scan never uses, on cores the query needs. The gate is the latency alone: bandwidth
+//! measured on a busy client is noisy (200-440 MiB/s at LAN speed, 20-90 at 25 ms), and a slow stream argues for
+//! the parallel streams of read-ahead, not against them.
 struct ReadAheadTuner {
 	static constexpr uint64_t MIN_AHEAD = 8 * MiB;
 	//! Bandwidth-delay product assumed until the model has measured a first-byte latency.
 	static constexpr uint64_t COLD_BDP = 2 * MiB;
-	//! Stream bandwidth assumed from the first latency sample until the first bandwidth sample (one S3 stream's):
-	//! the first open's round trip tells a LAN store from a remote one before any read has to be fetched ahead.
+	//! Stream bandwidth assumed from the first latency sample until the first bandwidth sample (one S3 stream's), so
+	//! the window is sized from the first open's round trip.
 	static constexpr double ASSUMED_STREAM_BANDWIDTH_BPS = 90.0 * MiB;
 	static constexpr uint64_t MIN_MERGE_GAP = 16 * KiB;
 	static constexpr uint64_t MAX_MERGE_GAP = MiB;
