@@ -1,0 +1,70 @@
+#include "core/upload/upload_budget.hpp"
+
+#include <stdexcept>
+#include <string>
+
+namespace httpfs2 {
+
+UploadBudget::UploadBudget(uint64_t limit_bytes) : bytes(limit_bytes) {
+}
+
+void UploadBudget::SetLimit(uint64_t limit_bytes) {
+	std::lock_guard<std::mutex> guard(lock);
+	bytes.SetLimit(limit_bytes);
+	freed.notify_all();
+}
+
+uint64_t UploadBudget::Limit() const {
+	return bytes.Limit();
+}
+
+void UploadBudget::Reserve(uint64_t wanted) {
+	std::unique_lock<std::mutex> guard(lock);
+	while (!bytes.TryReserve(wanted)) {
+		if (wanted > bytes.Limit() || parts_in_flight == 0) {
+			throw std::runtime_error("the upload memory budget of " + std::to_string(bytes.Limit()) +
+			                         " bytes cannot hold another part buffer of " + std::to_string(wanted) +
+			                         " bytes: " + std::to_string(bytes.InUse()) +
+			                         " bytes are held by buffers still being filled; raise the budget or lower the "
+			                         "part size");
+		}
+		freed.wait(guard);
+	}
+}
+
+void UploadBudget::Release(uint64_t released) {
+	std::lock_guard<std::mutex> guard(lock);
+	bytes.Release(released);
+	freed.notify_all();
+}
+
+void UploadBudget::PartSealed() {
+	std::lock_guard<std::mutex> guard(lock);
+	parts_in_flight++;
+}
+
+void UploadBudget::PartSettled(uint64_t released) {
+	std::lock_guard<std::mutex> guard(lock);
+	bytes.Release(released);
+	parts_in_flight--;
+	freed.notify_all();
+}
+
+uint64_t UploadBudget::InUse() const {
+	return bytes.InUse();
+}
+
+uint64_t UploadBudget::Peak() const {
+	return bytes.Peak();
+}
+
+void UploadBudget::ResetPeak() {
+	bytes.ResetPeak();
+}
+
+uint64_t UploadBudget::PartsInFlight() const {
+	std::lock_guard<std::mutex> guard(lock);
+	return parts_in_flight;
+}
+
+} // namespace httpfs2

@@ -1,0 +1,85 @@
+//===----------------------------------------------------------------------===//
+//                         httpfs2
+//
+// core/upload/object_upload.hpp
+//
+// Writing one object: the bytes are cut into parts of one fixed size (R2 rejects multipart uploads whose other parts
+// differ), each sent on the IO pool as soon as it fills, many in flight per object and across objects, their
+// buffers charged to the database's UploadBudget. An object that fits in one part is one PUT at Close. Close returns
+// when the object is complete; a failed part, a failed completion or a destruction without Close aborts the upload,
+// so the key keeps what it had.
+//===----------------------------------------------------------------------===//
+
+#pragma once
+
+#include "core/common/io_pool.hpp"
+#include "core/upload/upload_budget.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace httpfs2 {
+
+//! The requests of one object's upload (S3 multipart, Azure block blobs); the adapter implements them per store.
+//! Each throws on failure, with the error the store's own client would give.
+class UploadTarget {
+public:
+	virtual ~UploadTarget() = default;
+	//! Begins a multipart upload; its id.
+	virtual std::string Begin() = 0;
+	//! Sends part `number` (from 1); what Complete needs to name it (S3's ETag, Azure's block id).
+	virtual std::string SendPart(const std::string &upload_id, uint64_t number, const char *data, uint64_t size) = 0;
+	//! Makes the object of these parts, in order, complete and visible.
+	virtual void Complete(const std::string &upload_id, const std::vector<std::string> &parts) = 0;
+	//! Drops the upload and the parts sent; must not throw.
+	virtual void Abort(const std::string &upload_id) noexcept = 0;
+	//! The whole object in one request: it fits in one part.
+	virtual void PutWhole(const char *data, uint64_t size) = 0;
+};
+
+struct UploadOptions {
+	//! The length of every part but the last.
+	uint64_t part_size = 16 * 1024 * 1024;
+	//! Times a part is sent before its failure fails the object.
+	uint64_t part_attempts = 1;
+};
+
+class ObjectUpload {
+public:
+	ObjectUpload(std::shared_ptr<UploadTarget> target, IoPool &pool, std::shared_ptr<UploadBudget> budget,
+	             UploadOptions options);
+	//! Without a successful Close: waits for the parts in flight, then aborts. The object is not created.
+	~ObjectUpload();
+	ObjectUpload(const ObjectUpload &) = delete;
+	ObjectUpload &operator=(const ObjectUpload &) = delete;
+
+	//! Appends `size` bytes; waits while the budget is full. Throws the failure of a part sent earlier.
+	void Write(const char *data, uint64_t size);
+	//! Sends what remains and completes the object: complete and visible when this returns. On failure the upload is
+	//! aborted and the failure thrown. Once only.
+	void Close();
+	uint64_t BytesWritten() const {
+		return written;
+	}
+
+private:
+	struct State;
+	struct Part;
+	struct BeginTask;
+	//! The full buffer becomes a part in flight.
+	void Seal();
+	//! Waits for the parts in flight, aborts the upload and frees the buffer: the key keeps what it had.
+	void Abandon() noexcept;
+
+	const std::shared_ptr<State> state;
+	const UploadOptions options;
+	std::unique_ptr<char[]> buffer;
+	uint64_t filled = 0;
+	uint64_t parts_sealed = 0;
+	uint64_t written = 0;
+	bool closed = false;
+};
+
+} // namespace httpfs2

@@ -1,0 +1,50 @@
+//===----------------------------------------------------------------------===//
+//                         httpfs2
+//
+// core/upload/upload_budget.hpp
+//
+// One byte budget for the part buffers of all uploads of a database. Unlike read-ahead, which can skip what does
+// not fit, a write must go on: a buffer that does not fit waits until parts in flight are acknowledged and free
+// theirs (backpressure). The limit is never exceeded.
+//===----------------------------------------------------------------------===//
+
+#pragma once
+
+#include "core/common/memory_budget.hpp"
+
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+
+namespace httpfs2 {
+
+class UploadBudget {
+public:
+	explicit UploadBudget(uint64_t limit_bytes);
+
+	void SetLimit(uint64_t limit_bytes);
+	uint64_t Limit() const;
+	//! Reserves `bytes` for a part buffer, waiting while sealed parts hold what is missing. Throws when waiting
+	//! cannot help: `bytes` is over the limit, or no part is in flight (the budget is held by buffers still being
+	//! filled, which only their writers can seal).
+	void Reserve(uint64_t bytes);
+	//! Returns a buffer's bytes that were never sealed into a part (a single PUT, an abandoned upload).
+	void Release(uint64_t bytes);
+	//! A buffer became a part in flight: its bytes come back with PartSettled.
+	void PartSealed();
+	//! A part was acknowledged, failed or dropped: its `bytes` are free.
+	void PartSettled(uint64_t bytes);
+
+	uint64_t InUse() const;
+	uint64_t Peak() const;
+	void ResetPeak();
+	uint64_t PartsInFlight() const;
+
+private:
+	MemoryBudget bytes;
+	mutable std::mutex lock;
+	std::condition_variable freed;
+	uint64_t parts_in_flight = 0;
+};
+
+} // namespace httpfs2

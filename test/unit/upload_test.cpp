@@ -1,0 +1,360 @@
+// Uploads against a simulated store that keeps objects and open multipart uploads, with latency per request and
+// failures on demand: tests check the bytes of the object made, the parts sent, the budget and what is left open.
+#include "core/upload/object_upload.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <random>
+#include <set>
+#include <stdexcept>
+#include <thread>
+
+using namespace httpfs2;
+
+namespace {
+
+constexpr uint64_t PART = 64 * 1024;
+
+class SimulatedUploadStore : public UploadTarget {
+public:
+	explicit SimulatedUploadStore(std::chrono::microseconds latency_p = std::chrono::microseconds(0))
+	    : latency(latency_p) {
+	}
+
+	std::string Begin() override {
+		begins_asked++;
+		Wait();
+		std::lock_guard<std::mutex> guard(lock);
+		if (fail_begin) {
+			throw std::runtime_error("simulated 503 on CreateMultipartUpload");
+		}
+		auto id = "upload-" + std::to_string(++uploads_begun);
+		open[id];
+		return id;
+	}
+
+	std::string SendPart(const std::string &id, uint64_t number, const char *data, uint64_t size) override {
+		// Later parts answer sooner, so parts are acknowledged out of order.
+		Wait(number % 3 == 1 ? 3 : 1);
+		std::lock_guard<std::mutex> guard(lock);
+		attempts[number]++;
+		if (failing_parts.count(number) && (fail_times < 0 || attempts[number] <= fail_times)) {
+			throw std::runtime_error("simulated 500 on part " + std::to_string(number));
+		}
+		EXPECT_TRUE(open.count(id)) << "part " << number << " of an upload that is not open";
+		open[id][number] = std::string(data, size);
+		part_sizes.push_back(size);
+		return "etag-" + std::to_string(number);
+	}
+
+	void Complete(const std::string &id, const std::vector<std::string> &names) override {
+		Wait();
+		std::lock_guard<std::mutex> guard(lock);
+		if (fail_complete) {
+			throw std::runtime_error("simulated 200 with an error body on CompleteMultipartUpload");
+		}
+		auto &parts = open.at(id);
+		EXPECT_EQ(names.size(), parts.size());
+		std::string object;
+		for (uint64_t n = 1; n <= names.size(); n++) {
+			EXPECT_EQ(names[n - 1], "etag-" + std::to_string(n));
+			object += parts.at(n);
+		}
+		this->object = object;
+		completed++;
+		open.erase(id);
+	}
+
+	void Abort(const std::string &id) noexcept override {
+		std::lock_guard<std::mutex> guard(lock);
+		open.erase(id);
+		aborted++;
+	}
+
+	void PutWhole(const char *data, uint64_t size) override {
+		Wait();
+		std::lock_guard<std::mutex> guard(lock);
+		if (fail_put) {
+			throw std::runtime_error("simulated 500 on PutObject");
+		}
+		object = std::string(data, size);
+		puts++;
+	}
+
+	std::mutex lock;
+	std::string object = "the old object";
+	std::map<std::string, std::map<uint64_t, std::string>> open;
+	std::map<uint64_t, int> attempts;
+	std::set<uint64_t> failing_parts;
+	int fail_times = -1; // -1: always
+	bool fail_begin = false, fail_complete = false, fail_put = false;
+	std::vector<uint64_t> part_sizes;
+	uint64_t uploads_begun = 0, completed = 0, aborted = 0, puts = 0;
+	std::atomic<uint64_t> begins_asked {0};
+
+private:
+	void Wait(int times = 1) {
+		std::this_thread::sleep_for(latency * times);
+	}
+	std::chrono::microseconds latency;
+};
+
+std::string RandomBytes(uint64_t size, uint64_t seed = 7) {
+	std::mt19937_64 random(seed);
+	std::string bytes(size, '\0');
+	for (auto &byte : bytes) {
+		byte = static_cast<char>(random());
+	}
+	return bytes;
+}
+
+//! Writes `bytes` in pieces of 1, 7, 1000, 3 * PART + 5, ... bytes, so writes straddle part boundaries.
+void WriteInOddPieces(ObjectUpload &upload, const std::string &bytes) {
+	const uint64_t sizes[] = {1, 7, 1000, 3 * PART + 5, PART - 1, 12345};
+	uint64_t offset = 0;
+	for (uint64_t i = 0; offset < bytes.size(); i++) {
+		uint64_t n = std::min<uint64_t>(sizes[i % 6], bytes.size() - offset);
+		upload.Write(bytes.data() + offset, n);
+		offset += n;
+	}
+}
+
+struct Fixture {
+	explicit Fixture(uint64_t budget_bytes = 64 * PART,
+	                 std::chrono::microseconds latency = std::chrono::microseconds(0))
+	    : store(std::make_shared<SimulatedUploadStore>(latency)), pool(4),
+	      budget(std::make_shared<UploadBudget>(budget_bytes)) {
+	}
+	std::unique_ptr<ObjectUpload> Upload(uint64_t attempts = 1) {
+		UploadOptions options;
+		options.part_size = PART;
+		options.part_attempts = attempts;
+		return std::unique_ptr<ObjectUpload>(new ObjectUpload(store, pool, budget, options));
+	}
+	std::shared_ptr<SimulatedUploadStore> store;
+	IoPool pool;
+	std::shared_ptr<UploadBudget> budget;
+};
+
+} // namespace
+
+TEST(ObjectUpload, CutsPartsOfOneSizeWhateverTheWrites) {
+	Fixture f(64 * PART, std::chrono::microseconds(200));
+	auto bytes = RandomBytes(10 * PART + PART / 2);
+	auto upload = f.Upload();
+	WriteInOddPieces(*upload, bytes);
+	upload->Close();
+	EXPECT_EQ(f.store->object, bytes);
+	ASSERT_EQ(f.store->part_sizes.size(), 11u);
+	uint64_t trailing = 0;
+	for (auto size : f.store->part_sizes) {
+		if (size != PART) {
+			trailing++;
+			EXPECT_EQ(size, PART / 2);
+		}
+	}
+	EXPECT_EQ(trailing, 1u);
+	EXPECT_EQ(f.store->completed, 1u);
+	EXPECT_TRUE(f.store->open.empty());
+	EXPECT_EQ(f.budget->InUse(), 0u);
+}
+
+TEST(ObjectUpload, AnObjectThatFitsInOnePartIsOnePut) {
+	for (uint64_t size : {uint64_t(0), uint64_t(1), PART - 1, PART}) {
+		Fixture f;
+		auto bytes = RandomBytes(size);
+		auto upload = f.Upload();
+		upload->Write(bytes.data(), bytes.size());
+		upload->Close();
+		EXPECT_EQ(f.store->object, bytes) << size;
+		EXPECT_EQ(f.store->puts, 1u) << size;
+		EXPECT_EQ(f.store->uploads_begun, 0u) << size;
+		EXPECT_EQ(f.budget->InUse(), 0u) << size;
+	}
+	Fixture f;
+	auto bytes = RandomBytes(PART + 1);
+	auto upload = f.Upload();
+	upload->Write(bytes.data(), bytes.size());
+	upload->Close();
+	EXPECT_EQ(f.store->object, bytes);
+	EXPECT_EQ(f.store->puts, 0u);
+	EXPECT_EQ(f.store->part_sizes, (std::vector<uint64_t> {PART, 1}));
+}
+
+TEST(ObjectUpload, WritesWaitForTheBudgetAndNeverExceedIt) {
+	// Room for 3 buffers; parts take 2-6 ms each: the writer must wait for acknowledgements, several times.
+	Fixture f(3 * PART, std::chrono::microseconds(2000));
+	auto bytes = RandomBytes(40 * PART + 3);
+	auto upload = f.Upload();
+	WriteInOddPieces(*upload, bytes);
+	upload->Close();
+	EXPECT_EQ(f.store->object, bytes);
+	EXPECT_LE(f.budget->Peak(), 3 * PART);
+	EXPECT_EQ(f.budget->Peak(), 3 * PART);
+	EXPECT_EQ(f.budget->InUse(), 0u);
+	EXPECT_EQ(f.budget->PartsInFlight(), 0u);
+}
+
+TEST(ObjectUpload, ObjectsWrittenAtOnceShareTheBudget) {
+	Fixture f(4 * PART, std::chrono::microseconds(500));
+	std::vector<std::string> objects;
+	std::vector<std::shared_ptr<SimulatedUploadStore>> stores;
+	std::vector<std::thread> writers;
+	for (uint64_t i = 0; i < 3; i++) {
+		objects.push_back(RandomBytes(12 * PART + i, i));
+		stores.push_back(std::make_shared<SimulatedUploadStore>(std::chrono::microseconds(500)));
+	}
+	for (uint64_t i = 0; i < 3; i++) {
+		writers.emplace_back([&, i] {
+			UploadOptions options;
+			options.part_size = PART;
+			ObjectUpload upload(stores[i], f.pool, f.budget, options);
+			WriteInOddPieces(upload, objects[i]);
+			upload.Close();
+		});
+	}
+	for (auto &writer : writers) {
+		writer.join();
+	}
+	for (uint64_t i = 0; i < 3; i++) {
+		EXPECT_EQ(stores[i]->object, objects[i]) << i;
+	}
+	EXPECT_LE(f.budget->Peak(), 4 * PART);
+	EXPECT_EQ(f.budget->InUse(), 0u);
+}
+
+TEST(ObjectUpload, APartIsTriedAgainThenFailsTheObjectAndAbortsIt) {
+	{
+		Fixture f;
+		f.store->failing_parts = {3};
+		f.store->fail_times = 1;
+		auto bytes = RandomBytes(6 * PART);
+		auto upload = f.Upload(2);
+		WriteInOddPieces(*upload, bytes);
+		upload->Close();
+		EXPECT_EQ(f.store->object, bytes);
+		EXPECT_EQ(f.store->attempts[3], 2);
+	}
+	Fixture f;
+	f.store->failing_parts = {3};
+	auto bytes = RandomBytes(6 * PART);
+	auto upload = f.Upload(2);
+	try {
+		WriteInOddPieces(*upload, bytes);
+		upload->Close();
+		FAIL() << "the upload succeeded with a part that always fails";
+	} catch (std::runtime_error &e) {
+		// From a later Write, or from Close when the part failed after the last Write.
+		EXPECT_STREQ(e.what(), "simulated 500 on part 3");
+	}
+	// A failed Write leaves the abort to the handle's destruction (DuckDB's, after the error); Close does it itself.
+	upload.reset();
+	EXPECT_EQ(f.store->object, "the old object");
+	EXPECT_EQ(f.store->attempts[3], 2);
+	EXPECT_EQ(f.store->completed, 0u);
+	EXPECT_EQ(f.store->aborted, 1u);
+	EXPECT_TRUE(f.store->open.empty());
+	EXPECT_EQ(f.budget->InUse(), 0u);
+}
+
+TEST(ObjectUpload, AFailedBeginOrCompleteLeavesTheOldObject) {
+	{
+		Fixture f;
+		f.store->fail_begin = true;
+		auto bytes = RandomBytes(3 * PART);
+		auto upload = f.Upload();
+		EXPECT_THROW(
+		    {
+			    WriteInOddPieces(*upload, bytes);
+			    upload->Close();
+		    },
+		    std::runtime_error);
+		EXPECT_EQ(f.store->object, "the old object");
+		EXPECT_TRUE(f.store->open.empty());
+		EXPECT_EQ(f.budget->InUse(), 0u);
+	}
+	Fixture f;
+	f.store->fail_complete = true;
+	auto bytes = RandomBytes(3 * PART);
+	auto upload = f.Upload();
+	WriteInOddPieces(*upload, bytes);
+	EXPECT_THROW(upload->Close(), std::runtime_error);
+	EXPECT_EQ(f.store->object, "the old object");
+	EXPECT_EQ(f.store->aborted, 1u);
+	EXPECT_TRUE(f.store->open.empty());
+}
+
+TEST(ObjectUpload, DestroyedWithoutCloseAbortsAndNeverCompletes) {
+	for (uint64_t size : {uint64_t(5), 5 * PART + 5}) {
+		Fixture f(64 * PART, std::chrono::microseconds(1000));
+		auto bytes = RandomBytes(size);
+		{
+			auto upload = f.Upload();
+			WriteInOddPieces(*upload, bytes);
+		}
+		EXPECT_EQ(f.store->object, "the old object") << size;
+		EXPECT_EQ(f.store->completed + f.store->puts, 0u) << size;
+		EXPECT_TRUE(f.store->open.empty()) << size;
+		EXPECT_EQ(f.store->aborted, size > PART ? 1u : 0u) << size;
+		EXPECT_EQ(f.budget->InUse(), 0u) << size;
+	}
+}
+
+TEST(ObjectUpload, ABudgetHeldByBuffersBeingFilledFailsTheWriteInsteadOfHanging) {
+	Fixture f(2 * PART);
+	auto first = f.Upload();
+	auto second = f.Upload();
+	auto third = f.Upload();
+	auto half = RandomBytes(PART / 2);
+	first->Write(half.data(), half.size());
+	second->Write(half.data(), half.size());
+	try {
+		third->Write(half.data(), half.size());
+		FAIL() << "a write waited for memory that only its own thread could free";
+	} catch (std::runtime_error &e) {
+		EXPECT_NE(std::string(e.what()).find("upload memory budget of 131072 bytes"), std::string::npos) << e.what();
+	}
+	// The failed object is never completed, not even as the part it holds.
+	EXPECT_THROW(third->Close(), std::runtime_error);
+	first->Close();
+	EXPECT_EQ(f.store->object, half);
+	EXPECT_EQ(f.store->puts, 1u);
+}
+
+TEST(ObjectUpload, PartsDroppedWithThePoolFailTheObject) {
+	// The pool stops while the upload begins (its parts are dropped when begun), or before it began (the begin is).
+	for (bool worker_busy : {false, true}) {
+		auto store = std::make_shared<SimulatedUploadStore>(std::chrono::microseconds(20000));
+		auto budget = std::make_shared<UploadBudget>(64 * PART);
+		auto bytes = RandomBytes(8 * PART);
+		UploadOptions options;
+		options.part_size = PART;
+		std::unique_ptr<ObjectUpload> upload;
+		{
+			IoPool pool(1);
+			if (worker_busy) {
+				pool.Submit([] { std::this_thread::sleep_for(std::chrono::milliseconds(30)); });
+			}
+			upload.reset(new ObjectUpload(store, pool, budget, options));
+			WriteInOddPieces(*upload, bytes);
+			for (int ms = 0; !worker_busy && store->begins_asked == 0 && ms < 2000; ms++) {
+				std::this_thread::sleep_for(std::chrono::milliseconds(1));
+			}
+		}
+		try {
+			upload->Close();
+			FAIL() << "completed an object whose parts were never sent";
+		} catch (std::runtime_error &e) {
+			EXPECT_NE(std::string(e.what()).find(worker_busy ? "not begun" : "was not sent"), std::string::npos)
+			    << e.what();
+		}
+		EXPECT_EQ(store->object, "the old object");
+		EXPECT_TRUE(store->open.empty());
+		EXPECT_EQ(store->uploads_begun, worker_busy ? 0u : 1u);
+		EXPECT_EQ(budget->InUse(), 0u);
+	}
+}
