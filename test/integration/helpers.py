@@ -26,9 +26,9 @@ def enable(con, read_ahead=True, min_latency_ms=0):
     the cost model measured unless `min_latency_ms` is given (None: the default): the rig answers in about a
     millisecond, where the default (5 ms) turns it off, and the tests of what read-ahead does must see it do it."""
     gate = (
-        "RESET httpfs2_read_ahead_min_latency_ms"
+        "RESET httpfs2_parallel_read_min_latency_ms"
         if min_latency_ms is None
-        else f"SET httpfs2_read_ahead_min_latency_ms = {min_latency_ms}"
+        else f"SET httpfs2_parallel_read_min_latency_ms = {min_latency_ms}"
     )
     con.execute(f"SET httpfs2_parallel_read_enabled = true; SET httpfs2_read_ahead_enabled = {read_ahead}; {gate}")
     con.execute("CALL httpfs2_reset_stats()")

@@ -29,7 +29,9 @@ CONFIGS = {
 
 
 def configure(con, settings: dict):
-    for name, value in settings.items():
+    """Sets httpfs2_parallel_read_<name> for each of `settings`; reads under one chunk are split whatever the latency
+    (the rig answers in about a millisecond, where by default they are not), unless `settings` says otherwise."""
+    for name, value in {"min_latency_ms": 0, **settings}.items():
         con.execute(f"SET httpfs2_parallel_read_{name} = {str(value).lower()}")
 
 
@@ -79,6 +81,34 @@ def test_split_read_uses_at_most_fanout_streams(con, rig, big_object):
     assert counters["in_flight_peak"] <= 3
     assert dict(counters["fanout_histogram"]) == {3: 1}
     assert counters["sub_reads"] == 27  # 24 MiB + 12345 bytes: 25 pieces of at most 1 MiB, rounded to waves of 3
+
+
+def test_reads_under_a_chunk_are_split_only_where_the_store_is_far(con, rig, big_object):
+    """The decision, not its speed: with the default httpfs2_parallel_read_min_latency_ms (5 ms), a read under
+    chunk_size_bytes from the rig at 0 ms (a first byte in about a millisecond) is one request, as natively, and a read
+    of a chunk or more is still split; at 20 ms the same small read is split again."""
+    key, data = big_object
+    configure(con, {"enabled": True, "chunk_size_bytes": 4 << 20, "min_bytes": 65536, "max_fanout": 4})
+    con.execute("RESET httpfs2_parallel_read_min_latency_ms")
+
+    def read(offset, length):
+        con.execute("CALL httpfs2_reset_stats()")
+        got = con.execute(f"SELECT sha256(httpfs2_read_range('{rig.url(key)}', {offset}, {length}, false))").fetchone()
+        assert got[0] == sha256(data[offset : offset + length]), (offset, length)
+        return stats(con)
+
+    rig.set_latency(0)
+    read(0, 1 << 20)  # the first open teaches the cost model the latency
+    near = read(123, 3 << 20)
+    assert near["model_first_byte_latency_ms"] < 5, near
+    assert near["reads_split"] == 0 and near["sub_reads"] == 0, near
+    whole_chunks = read(5, 9 << 20)
+    assert whole_chunks["reads_split"] == 1, whole_chunks
+    rig.set_latency(20)
+    read(0, 1 << 20)
+    far = read(123, 3 << 20)
+    assert far["model_first_byte_latency_ms"] >= 5, far
+    assert far["reads_split"] == 1 and far["sub_reads"] == 4, far
 
 
 def test_auto_fanout_learns_model_values(con, rig, big_object):

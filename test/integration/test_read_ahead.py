@@ -121,7 +121,7 @@ def test_read_ahead_hides_latency_for_a_scan(con, native_con, rig, many_row_grou
 
 @pytest.mark.parametrize("threads", [1, 4])
 def test_read_ahead_waits_for_a_wait_worth_hiding(con, native_con, rig, many_row_groups, threads):
-    """The decision, not its speed. With the default httpfs2_read_ahead_min_latency_ms (5 ms), the rig at 0 ms (a
+    """The decision, not its speed. With the default httpfs2_parallel_read_min_latency_ms (5 ms), the rig at 0 ms (a
     first byte in about a millisecond: a LAN store) is read by the reader alone, as natively: reading ahead would cost
     more CPU than the wait it hides. When the same database then meets 20 ms per request, its cost model sees it
     at the next query's first opens, and the scan is read ahead."""

@@ -67,7 +67,7 @@ def test_read_past_end_fails_like_httpfs(con, native_con, rig, tmp_path, cut, re
         "parallel_read_chunk_size_bytes": 65536,
     }
     # Read-ahead whatever the cost model measured: the rig answers in about a millisecond, where by default it is off.
-    for name, value in {**settings, "read_ahead_enabled": read_ahead, "read_ahead_min_latency_ms": 0}.items():
+    for name, value in {**settings, "read_ahead_enabled": read_ahead, "parallel_read_min_latency_ms": 0}.items():
         con.execute(f"SET GLOBAL httpfs2_{name} = {value}")
     for connection in (con, native_con):
         connection.execute("SET threads = 1")

@@ -42,12 +42,12 @@ SETTINGS = {
         "BIGINT",
         "Memory budget for all read-ahead of the database; never exceeded: what does not fit is not fetched ahead",
     ),
-    "httpfs2_read_ahead_min_latency_ms": (
+    "httpfs2_parallel_read_min_latency_ms": (
         "5",
         "BIGINT",
-        "Read ahead only where the first-byte latency the cost model measured is at least this many ms: below it (a "
-        "LAN store) a request costs the client more CPU than it waits, and reading ahead costs more than it hides; 0 "
-        "always reads ahead",
+        "Read ahead, and split reads smaller than chunk_size_bytes, only where the first-byte latency the cost model "
+        "measured is at least this many ms: below it (a LAN store) a request costs the client more CPU than it waits; "
+        "0 always does",
     ),
 }
 
@@ -58,7 +58,7 @@ RANGES = {
     "httpfs2_parallel_read_min_bytes": (65536, 1 << 40),
     "httpfs2_parallel_read_auto_fanout_overhead_ms": (0, 60000),
     "httpfs2_read_ahead_memory_limit_bytes": (1 << 20, 1 << 40),
-    "httpfs2_read_ahead_min_latency_ms": (0, 60000),
+    "httpfs2_parallel_read_min_latency_ms": (0, 60000),
 }
 
 

@@ -74,3 +74,15 @@ TEST(CostModel, SmallTransfersAreNoBandwidthSamples) {
 	EXPECT_EQ(snapshot.bandwidth_samples, 1u);
 	EXPECT_NEAR(snapshot.stream_bandwidth_bps, CostModel::MIN_BANDWIDTH_SAMPLE_BYTES / 0.003, 1.0);
 }
+
+TEST(CostModel, AStoreIsNearOnlyOnceItsLatencyIsMeasuredUnderTheLimit) {
+	CostModel model;
+	EXPECT_FALSE(model.Snapshot().IsNear(5)); // unmeasured: treated as far, so a first scan is read ahead
+	model.ObserveRoundTrip(0.0018);           // the rig at 0 ms: first opens in about 2 ms
+	EXPECT_TRUE(model.Snapshot().IsNear(5));
+	EXPECT_FALSE(model.Snapshot().IsNear(0)); // 0: nothing is near
+	for (int i = 0; i < 20; i++) {
+		model.ObserveRoundTrip(0.025); // the same database meets a store 25 ms away
+	}
+	EXPECT_FALSE(model.Snapshot().IsNear(5));
+}

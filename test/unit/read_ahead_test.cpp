@@ -1061,7 +1061,7 @@ TEST(ReadAheadTuner, ColdAndMeasured) {
 
 TEST(ReadAheadTuner, FetchesAheadOnlyWhereTheWaitIsWorthHiding) {
 	ParallelReadSettings settings;
-	ASSERT_EQ(settings.read_ahead_min_latency_ms, 5u);
+	ASSERT_EQ(settings.min_latency_ms, 5u);
 	auto fetch_ahead = [&](double latency_s, double mib_s) {
 		CostModelSnapshot model;
 		model.first_byte_latency_s = latency_s;
@@ -1083,7 +1083,7 @@ TEST(ReadAheadTuner, FetchesAheadOnlyWhereTheWaitIsWorthHiding) {
 	EXPECT_FALSE(fetch_ahead(0.001, 0));
 	EXPECT_FALSE(fetch_ahead(0.002, 436));
 	EXPECT_FALSE(fetch_ahead(0.0008, 23));
-	settings.read_ahead_min_latency_ms = 0;
+	settings.min_latency_ms = 0;
 	EXPECT_TRUE(fetch_ahead(0.0003, 500));
 }
 

@@ -32,6 +32,10 @@ uint64_t ParallelReader::ChooseFanout(const ParallelReadSettings &settings, uint
 
 bool ParallelReader::TryRead(WrappedFileHandle &handle, void *buffer, idx_t nr_bytes, idx_t location) {
 	auto &settings = handle.settings;
+	// From a LAN store a read under one chunk takes a few ms whole; its pieces would cost more CPU than they save.
+	if (nr_bytes < settings.chunk_size_bytes && state.cost_model.Snapshot().IsNear(settings.min_latency_ms)) {
+		return false;
+	}
 	uint64_t fanout = ChooseFanout(settings, nr_bytes);
 	if (fanout < 2) {
 		return false;

@@ -21,8 +21,7 @@ ReadAheadTuning ReadAheadTuner::Tune(const ParallelReadSettings &settings, const
 		bdp = static_cast<uint64_t>(model.first_byte_latency_s * bandwidth);
 	}
 	ReadAheadTuning tuning;
-	tuning.fetch_ahead = model.latency_samples == 0 ||
-	                     model.first_byte_latency_s * 1000.0 >= static_cast<double>(settings.read_ahead_min_latency_ms);
+	tuning.fetch_ahead = !model.IsNear(settings.min_latency_ms);
 	uint64_t ahead = std::max(io_threads * std::max(bdp, MiB), MIN_AHEAD);
 	uint64_t ceiling = std::max<uint64_t>(budget_limit / 2, 1);
 	tuning.limits.max_ahead_bytes = std::min(ahead, ceiling);

@@ -26,6 +26,12 @@ struct CostModelSnapshot {
 	uint64_t latency_samples = 0;
 	uint64_t bandwidth_samples = 0;
 	uint64_t overhead_samples = 0;
+
+	//! The store answers within `min_latency_ms` (a LAN store): a request there costs the client more CPU than it
+	//! waits, so neither reading ahead nor splitting a read under one chunk pays. False until a latency is measured.
+	bool IsNear(uint64_t min_latency_ms) const {
+		return latency_samples > 0 && first_byte_latency_s * 1000.0 < static_cast<double>(min_latency_ms);
+	}
 };
 
 class CostModel {

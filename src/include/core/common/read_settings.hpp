@@ -46,7 +46,7 @@ struct ParallelReadSettings {
 	bool auto_fanout_overhead_adaptive_enabled;
 	bool read_ahead_enabled;
 	uint64_t read_ahead_memory_limit_bytes;
-	uint64_t read_ahead_min_latency_ms;
+	uint64_t min_latency_ms;
 
 	//! The settings with the recommended preset applied when it is enabled.
 	ParallelReadSettings Effective() const;
@@ -133,11 +133,12 @@ constexpr SettingSpec SETTING_SPECS[] = {
         "httpfs2_read_ahead_memory_limit_bytes",
         "Memory budget for all read-ahead of the database; never exceeded: what does not fit is not fetched ahead",
         SettingScope::GLOBAL, 256 * MiB, MiB, 1024 * GiB, &ParallelReadSettings::read_ahead_memory_limit_bytes),
-    NumberSetting("httpfs2_read_ahead_min_latency_ms",
-                  "Read ahead only where the first-byte latency the cost model measured is at least this many ms: "
-                  "below it (a LAN store) a request costs the client more CPU than it waits, and reading ahead costs "
-                  "more than it hides; 0 always reads ahead",
-                  SettingScope::SESSION, 5, 0, 60000, &ParallelReadSettings::read_ahead_min_latency_ms),
+    NumberSetting(
+        "httpfs2_parallel_read_min_latency_ms",
+        "Read ahead, and split reads smaller than chunk_size_bytes, only where the first-byte latency the "
+        "cost model measured is at least this many ms: below it (a LAN store) a request costs the client more "
+        "CPU than it waits; 0 always does",
+        SettingScope::SESSION, 5, 0, 60000, &ParallelReadSettings::min_latency_ms),
 };
 
 constexpr size_t SETTING_COUNT = sizeof(SETTING_SPECS) / sizeof(SETTING_SPECS[0]);

@@ -48,7 +48,7 @@ enum class Counter : size_t {
 	READ_AHEAD_FAILURES,
 	//! Predicted fetches not started because the memory budget was full.
 	READ_AHEAD_SKIPPED_BUDGET,
-	//! Reads read-ahead did not watch: the cost model's first-byte latency was under read_ahead_min_latency_ms (a store
+	//! Reads read-ahead did not watch: the cost model's first-byte latency was under min_latency_ms (a store
 	//! so close that reading ahead costs more CPU than the wait it hides).
 	READ_AHEAD_DECLINED,
 	//! Reads served entirely from read-ahead, partly (the rest read by the reader), or that waited for a fetch.

@@ -29,7 +29,7 @@ namespace httpfs2 {
 
 //! How far and in what pieces read-ahead fetches; derived per read from the settings and the cost model.
 struct ReadAheadTuning {
-	//! False where read-ahead cannot pay for itself (read_ahead_min_latency_ms): nothing is predicted or fetched ahead;
+	//! False where read-ahead cannot pay for itself (min_latency_ms): nothing is predicted or fetched ahead;
 	//! footers already remembered are still served.
 	bool fetch_ahead = true;
 	PredictionLimits limits;
@@ -45,7 +45,7 @@ struct ReadAheadTuning {
 //! the budget is also the ceiling for readers of large sequential reads), and gaps merged when they cost less than a
 //! sixteenth of a round trip's worth of transfer (Arrow's rule, kept small so that projections do not pull in the
 //! columns between theirs).
-//! Under the settings' read_ahead_min_latency_ms of first-byte latency (a LAN store) nothing is fetched ahead: a
+//! Under the settings' min_latency_ms of first-byte latency (a LAN store) nothing is fetched ahead: a
 //! request there costs the client more CPU than it waits, and reading it ahead adds a copy, a hand-off to an IO
 //! thread and the fetches a scan never uses, on cores the query needs. The gate is the latency alone: bandwidth
 //! measured on a busy client is noisy (200-440 MiB/s at LAN speed, 20-90 at 25 ms), and a slow stream argues for
