@@ -49,6 +49,24 @@ SETTINGS = {
         "measured is at least this many ms: below it (a LAN store) a request costs the client more CPU than it waits; "
         "0 always does",
     ),
+    "httpfs2_write_enabled": (
+        "true",
+        "BOOLEAN",
+        "Write s3:// files with httpfs2's uploader: parts of write_part_size_bytes sent in parallel on the IO pool as "
+        "they fill, the object complete when the file closes or left as it was; only when "
+        "httpfs2_parallel_read_enabled is on",
+    ),
+    "httpfs2_write_part_size_bytes": (
+        "16777216",
+        "BIGINT",
+        "Size of every part of an upload but the last (S3 wants at least 5 MiB); an object up to this size is one PUT",
+    ),
+    "httpfs2_write_memory_limit_bytes": (
+        "268435456",
+        "BIGINT",
+        "Memory for the part buffers of all uploads of the database; never exceeded: a write waits for parts to be "
+        "acknowledged",
+    ),
 }
 
 RANGES = {
@@ -59,6 +77,8 @@ RANGES = {
     "httpfs2_parallel_read_auto_fanout_overhead_ms": (0, 60000),
     "httpfs2_read_ahead_memory_limit_bytes": (1 << 20, 1 << 40),
     "httpfs2_parallel_read_min_latency_ms": (0, 60000),
+    "httpfs2_write_part_size_bytes": (5 << 20, 1 << 30),
+    "httpfs2_write_memory_limit_bytes": (16 << 20, 1 << 40),
 }
 
 

@@ -35,12 +35,13 @@ TEST(ReadSettings, EveryMemberHasExactlyOneSetting) {
 		                               : static_cast<const void *>(&(settings.*spec.number));
 		EXPECT_TRUE(members.insert(member).second) << spec.name;
 	}
-	EXPECT_EQ(SETTING_COUNT, 13u);
+	EXPECT_EQ(SETTING_COUNT, 16u);
 }
 
 TEST(ReadSettings, SharedResourcesAreGlobal) {
 	EXPECT_TRUE(FindSetting("httpfs2_parallel_read_io_threads")->scope == SettingScope::GLOBAL);
 	EXPECT_TRUE(FindSetting("httpfs2_read_ahead_memory_limit_bytes")->scope == SettingScope::GLOBAL);
+	EXPECT_TRUE(FindSetting("httpfs2_write_memory_limit_bytes")->scope == SettingScope::GLOBAL);
 	EXPECT_TRUE(FindSetting("httpfs2_parallel_read_max_fanout")->scope == SettingScope::SESSION);
 	EXPECT_NE(FindSetting("httpfs2_read_ahead_memory_limit_bytes")->Validate(1000).find("1 MiB to 1024 GiB"),
 	          std::string::npos);

@@ -31,13 +31,20 @@ TEST(S3Address, FormsHttpfs2DoesNotAddressItselfAreDeclined) {
 	EXPECT_FALSE(S3Address::Resolve("s3://bucket/key", "host", "other", false, address));
 }
 
-// AWS's documented example of a signed GET Object request (Signature Version 4, "Example: GET Object").
-TEST(SigV4Request, CanonicalRequestAndStringToSignAreAwsDocumentedOnes) {
+//! The request of AWS's Signature Version 4 examples: a GET in examplebucket, us-east-1, on 2013-05-24.
+static SigV4Request AwsExample(const std::string &path) {
 	SigV4Request request;
 	request.method = "GET";
 	request.host = "examplebucket.s3.amazonaws.com";
-	request.path = "/test.txt";
+	request.path = path;
 	request.region = "us-east-1";
+	request.amz_date = "20130524T000000Z";
+	return request;
+}
+
+// AWS's documented example of a signed GET Object request (Signature Version 4, "Example: GET Object").
+TEST(SigV4Request, CanonicalRequestAndStringToSignAreAwsDocumentedOnes) {
+	auto request = AwsExample("/test.txt");
 	request.amz_date = SigV4Request::AmzDate(1369353600); // 2013-05-24 00:00:00 UTC
 	request.headers = {{"range", "bytes=0-9"}};
 	EXPECT_EQ(request.amz_date, "20130524T000000Z");
@@ -55,6 +62,34 @@ TEST(SigV4Request, CanonicalRequestAndStringToSignAreAwsDocumentedOnes) {
 	EXPECT_EQ(request.Authorization("AKIAIOSFODNN7EXAMPLE", "f0e8"),
 	          "AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request, "
 	          "SignedHeaders=host;range;x-amz-content-sha256;x-amz-date, Signature=f0e8");
+}
+
+// AWS's documented examples "GET Bucket Lifecycle" (a parameter without value) and "Get Bucket (List Objects)"
+// (parameters sorted by name), and the form of a multipart part: an id that needs encoding, an unsigned payload.
+TEST(SigV4Request, QueriesAreSortedAndEncodedAsAwsSignsThem) {
+	auto request = AwsExample("/");
+	const std::string unsigned_tail = "host;x-amz-content-sha256;x-amz-date\n"
+	                                  "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+	const std::string headers =
+	    "host:examplebucket.s3.amazonaws.com\n"
+	    "x-amz-content-sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\n"
+	    "x-amz-date:20130524T000000Z\n\n";
+	request.query = {{"lifecycle", ""}};
+	EXPECT_EQ(request.CanonicalRequest(), "GET\n/\nlifecycle=\n" + headers + unsigned_tail);
+	request.query = {{"prefix", "J"}, {"max-keys", "2"}};
+	EXPECT_EQ(request.CanonicalRequest(), "GET\n/\nmax-keys=2&prefix=J\n" + headers + unsigned_tail);
+
+	request.method = "PUT";
+	request.path = "/key";
+	request.query = {{"uploadId", "a/b+c= d~"}, {"partNumber", "12"}};
+	request.payload_sha256 = SigV4Request::UNSIGNED_PAYLOAD;
+	EXPECT_EQ(request.CanonicalQuery(), "partNumber=12&uploadId=a%2Fb%2Bc%3D%20d~");
+	EXPECT_EQ(request.CanonicalRequest(), "PUT\n/key\npartNumber=12&uploadId=a%2Fb%2Bc%3D%20d~\n"
+	                                      "host:examplebucket.s3.amazonaws.com\n"
+	                                      "x-amz-content-sha256:UNSIGNED-PAYLOAD\n"
+	                                      "x-amz-date:20130524T000000Z\n\n"
+	                                      "host;x-amz-content-sha256;x-amz-date\n"
+	                                      "UNSIGNED-PAYLOAD");
 }
 
 TEST(ParseContentRange, TakesOnlyACompleteByteRange) {

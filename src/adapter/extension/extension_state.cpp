@@ -44,6 +44,7 @@ std::shared_ptr<BufferAllocator> ReadAheadAllocator(duckdb::DatabaseInstance &db
 
 ExtensionState::ExtensionState(std::shared_ptr<BufferAllocator> allocator)
     : read_ahead_budget(ParallelReadSettings().read_ahead_memory_limit_bytes, std::move(allocator)),
+      upload_budget(std::make_shared<UploadBudget>(ParallelReadSettings().write_memory_limit_bytes)),
       io_pool(ParallelReadSettings().io_threads) {
 }
 
@@ -134,6 +135,8 @@ void ExtensionState::ApplySetting(const SettingSpec &spec, int64_t value) {
 		io_pool.Resize(static_cast<size_t>(applied.io_threads));
 	} else if (spec.number == &ParallelReadSettings::read_ahead_memory_limit_bytes) {
 		read_ahead_budget.SetLimit(applied.read_ahead_memory_limit_bytes);
+	} else if (spec.number == &ParallelReadSettings::write_memory_limit_bytes) {
+		upload_budget->SetLimit(applied.write_memory_limit_bytes);
 	}
 }
 

@@ -30,6 +30,9 @@ const vector<Column> &ExtraColumns() {
 	    {"read_ahead_memory_limit", LogicalType::UBIGINT},
 	    {"read_ahead_memory_in_use", LogicalType::UBIGINT},
 	    {"read_ahead_memory_peak", LogicalType::UBIGINT},
+	    {"upload_memory_limit", LogicalType::UBIGINT},
+	    {"upload_memory_peak", LogicalType::UBIGINT},
+	    {"upload_parts_in_flight_peak", LogicalType::UBIGINT},
 	    {"model_first_byte_latency_ms", LogicalType::DOUBLE},
 	    {"model_stream_bandwidth_mib_s", LogicalType::DOUBLE},
 	    {"model_learned_overhead_ms", LogicalType::DOUBLE},
@@ -70,6 +73,9 @@ vector<Value> StatsRow(const string &name, const ReadStatsSnapshot &stats, const
 	row.push_back(Value::UBIGINT(budget.Limit()));
 	row.push_back(Value::UBIGINT(budget.InUse()));
 	row.push_back(Value::UBIGINT(budget.Peak()));
+	row.push_back(Value::UBIGINT(state.upload_budget->Limit()));
+	row.push_back(Value::UBIGINT(state.upload_budget->Peak()));
+	row.push_back(Value::UBIGINT(state.upload_budget->PartsInFlightPeak()));
 	row.push_back(ModelValue(model.latency_samples, model.first_byte_latency_s * 1000.0));
 	row.push_back(ModelValue(model.bandwidth_samples, model.stream_bandwidth_bps / static_cast<double>(MiB)));
 	row.push_back(ModelValue(model.overhead_samples, model.learned_overhead_s * 1000.0));
@@ -114,6 +120,7 @@ unique_ptr<GlobalTableFunctionState> ResetInit(ClientContext &context, TableFunc
 		entry.second->Reset();
 	}
 	state->read_ahead_budget.ResetPeak();
+	state->upload_budget->ResetPeak();
 	auto result = make_uniq<RowsState>();
 	result->rows.push_back({Value::BOOLEAN(true)});
 	return std::move(result);

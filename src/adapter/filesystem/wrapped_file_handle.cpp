@@ -125,9 +125,29 @@ WrappedFileHandle::WrappedFileHandle(duckdb::FileSystem &wrapper, const std::str
       settings(settings_p) {
 }
 
+WrappedFileHandle::WrappedFileHandle(duckdb::FileSystem &wrapper, const std::string &path, duckdb::FileOpenFlags flags,
+                                     std::unique_ptr<ObjectUpload> upload_p, std::shared_ptr<ReadStats> stats,
+                                     std::unique_ptr<UploadingPaths::Mark> uploading_p,
+                                     const ParallelReadSettings &settings_p)
+    : FileHandle(wrapper, path, flags), inner(LazyHandle::Opener([path]() -> duckdb::unique_ptr<FileHandle> {
+	      throw duckdb::NotImplementedException(
+	          "httpfs2: '%s' is open for writing by httpfs2's uploader, which only appends (set "
+	          "httpfs2_write_enabled = false to write it with httpfs)",
+	          path);
+      })),
+      settings(settings_p), upload(std::move(upload_p)), upload_stats(std::move(stats)),
+      uploading(std::move(uploading_p)) {
+}
+
 WrappedFileHandle::~WrappedFileHandle() = default;
 
 void WrappedFileHandle::Close() {
+	if (upload && !upload_closed) {
+		upload_closed = true;
+		upload->Close();
+		uploading.reset();
+		upload_stats->Add(Counter::FILES_UPLOADED);
+	}
 	read_ahead.reset();
 	if (sub_read_handles) {
 		sub_read_handles->Close();

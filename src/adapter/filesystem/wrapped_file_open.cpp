@@ -1,4 +1,5 @@
 #include "adapter/stores/s3_tails.hpp"
+#include "adapter/stores/s3_uploads.hpp"
 #include "adapter/extension/settings.hpp"
 #include "adapter/filesystem/wrapped_file_system.hpp"
 #include "core/requests/url_redaction.hpp"
@@ -54,6 +55,20 @@ unique_ptr<FileHandle> WrappedFileSystem::OpenFileExtended(const duckdb::OpenFil
                                                            optional_ptr<FileOpener> opener) {
 	auto settings = ReadSettings(opener, *state).Effective();
 	bool read_only = flags.OpenForReading() && !flags.OpenForWriting();
+	if (tails_by_get && settings.UploadsActive() && flags.OpenForWriting() && !flags.OpenForReading() &&
+	    !flags.OpenForAppending() && !flags.ExclusiveCreate() && !flags.ReturnNullIfExists()) {
+		auto target = S3Uploads::TargetFor(file.path, opener, *stats);
+		if (target) {
+			UploadOptions options;
+			options.part_size = settings.write_part_size_bytes;
+			std::unique_ptr<ObjectUpload> upload(
+			    new ObjectUpload(std::move(target), state->io_pool, state->upload_budget, options));
+			stats->Add(Counter::FILES_OPENED);
+			auto mark = std::unique_ptr<UploadingPaths::Mark>(new UploadingPaths::Mark(uploading, file.path));
+			return duckdb::make_uniq<WrappedFileHandle>(*this, file.path, flags, std::move(upload), stats,
+			                                            std::move(mark), settings);
+		}
+	}
 	if (versions_by_head && !read_only) {
 		AzureVersions::Forget(file.path, opener);
 	}

@@ -353,15 +353,42 @@ int64_t WrappedFileSystem::Read(FileHandle &handle, void *buffer, int64_t nr_byt
 	}
 }
 
+void WrappedFileSystem::Append(WrappedFileHandle &handle, void *buffer, int64_t nr_bytes) {
+	try {
+		handle.upload->Write(static_cast<const char *>(buffer), static_cast<uint64_t>(nr_bytes));
+	} catch (duckdb::Exception &) {
+		throw; // the store's error, as httpfs gave it
+	} catch (std::exception &error) {
+		throw duckdb::IOException("httpfs2: writing '%s': %s", handle.path, error.what());
+	}
+}
+
 void WrappedFileSystem::Write(FileHandle &handle, void *buffer, int64_t nr_bytes, idx_t location) {
-	auto &primary = Unwrap(handle).Inner();
+	auto &wrapped = Unwrap(handle);
 	stats->RecordWrite(static_cast<uint64_t>(std::max<int64_t>(nr_bytes, 0)));
+	if (wrapped.upload) {
+		if (location != wrapped.upload->BytesWritten()) {
+			throw duckdb::NotImplementedException(
+			    "httpfs2: '%s' is written in order by httpfs2's uploader: a write at byte %llu after %llu bytes "
+			    "(set httpfs2_write_enabled = false to write it with httpfs)",
+			    handle.path, static_cast<unsigned long long>(location),
+			    static_cast<unsigned long long>(wrapped.upload->BytesWritten()));
+		}
+		Append(wrapped, buffer, nr_bytes);
+		return;
+	}
+	auto &primary = wrapped.Inner();
 	primary.file_system.Write(primary, buffer, nr_bytes, location);
 }
 
 int64_t WrappedFileSystem::Write(FileHandle &handle, void *buffer, int64_t nr_bytes) {
-	auto &primary = Unwrap(handle).Inner();
+	auto &wrapped = Unwrap(handle);
 	stats->RecordWrite(static_cast<uint64_t>(std::max<int64_t>(nr_bytes, 0)));
+	if (wrapped.upload) {
+		Append(wrapped, buffer, nr_bytes);
+		return nr_bytes;
+	}
+	auto &primary = wrapped.Inner();
 	return primary.file_system.Write(primary, buffer, nr_bytes);
 }
 
@@ -374,6 +401,9 @@ bool WrappedFileSystem::Trim(FileHandle &handle, idx_t offset_bytes, idx_t lengt
 
 int64_t WrappedFileSystem::GetFileSize(FileHandle &handle) {
 	auto &wrapped = Unwrap(handle);
+	if (wrapped.upload) {
+		return static_cast<int64_t>(wrapped.upload->BytesWritten());
+	}
 	if (wrapped.version_known) {
 		return static_cast<int64_t>(wrapped.version.size);
 	}
@@ -401,7 +431,7 @@ string WrappedFileSystem::GetVersionTag(FileHandle &handle) {
 
 duckdb::FileType WrappedFileSystem::GetFileType(FileHandle &handle) {
 	auto &wrapped = Unwrap(handle);
-	if (wrapped.version_known) {
+	if (wrapped.version_known || wrapped.upload) {
 		return duckdb::FileType::FILE_TYPE_REGULAR;
 	}
 	auto &primary = wrapped.Inner();
@@ -427,6 +457,9 @@ void WrappedFileSystem::Truncate(FileHandle &handle, int64_t new_size) {
 }
 
 void WrappedFileSystem::FileSync(FileHandle &handle) {
+	if (Unwrap(handle).upload) {
+		return; // an object is made visible whole, at Close
+	}
 	auto &primary = Unwrap(handle).Inner();
 	primary.file_system.FileSync(primary);
 }
@@ -440,12 +473,16 @@ void WrappedFileSystem::Reset(FileHandle &handle) {
 }
 
 idx_t WrappedFileSystem::SeekPosition(FileHandle &handle) {
-	return Unwrap(handle).inner.SeekPosition();
+	auto &wrapped = Unwrap(handle);
+	if (wrapped.upload) {
+		return wrapped.upload->BytesWritten();
+	}
+	return wrapped.inner.SeekPosition();
 }
 
 bool WrappedFileSystem::OnDiskFile(FileHandle &handle) {
 	auto &wrapped = Unwrap(handle);
-	if (wrapped.version_known) {
+	if (wrapped.version_known || wrapped.upload) {
 		return false;
 	}
 	auto &primary = wrapped.Inner();
@@ -503,15 +540,23 @@ bool WrappedFileSystem::IsPipe(const string &filename, optional_ptr<FileOpener> 
 }
 
 void WrappedFileSystem::RemoveFile(const string &filename, optional_ptr<FileOpener> opener) {
-	inner->RemoveFile(filename, opener);
+	if (!uploading->Contains(filename)) {
+		inner->RemoveFile(filename, opener);
+	}
 }
 
 bool WrappedFileSystem::TryRemoveFile(const string &filename, optional_ptr<FileOpener> opener) {
-	return inner->TryRemoveFile(filename, opener);
+	return uploading->Contains(filename) || inner->TryRemoveFile(filename, opener);
 }
 
 void WrappedFileSystem::RemoveFiles(const duckdb::vector<string> &filenames, optional_ptr<FileOpener> opener) {
-	inner->RemoveFiles(filenames, opener);
+	duckdb::vector<string> written;
+	for (auto &filename : filenames) {
+		if (!uploading->Contains(filename)) {
+			written.push_back(filename);
+		}
+	}
+	inner->RemoveFiles(written, opener);
 }
 
 VersionLookup WrappedFileSystem::LookupVersion(const string &path, optional_ptr<FileOpener> opener) {

@@ -82,10 +82,14 @@ bool AzureBlobPath::HasWildcard() const {
 }
 
 std::string PercentEncodePath(const std::string &name) {
+	return PercentEncode(name, true);
+}
+
+std::string PercentEncode(const std::string &text, bool keep_slashes) {
 	static const char *hex = "0123456789ABCDEF";
 	std::string encoded;
-	for (unsigned char c : name) {
-		if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' || c == '/') {
+	for (unsigned char c : text) {
+		if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' || (keep_slashes && c == '/')) {
 			encoded += static_cast<char>(c);
 		} else {
 			encoded += '%';

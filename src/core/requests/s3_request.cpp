@@ -41,6 +41,8 @@ bool S3Address::Resolve(const std::string &url, const std::string &endpoint, con
 const char *const SigV4Request::EMPTY_PAYLOAD_SHA256 =
     "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 
+const char *const SigV4Request::UNSIGNED_PAYLOAD = "UNSIGNED-PAYLOAD";
+
 std::string SigV4Request::AmzDate(std::time_t seconds) {
 	std::tm utc {};
 	gmtime_r(&seconds, &utc);
@@ -50,8 +52,7 @@ std::string SigV4Request::AmzDate(std::time_t seconds) {
 }
 
 std::vector<HttpHeader> SigV4Request::SignedHeaders() const {
-	std::vector<HttpHeader> all {
-	    {"host", host}, {"x-amz-content-sha256", EMPTY_PAYLOAD_SHA256}, {"x-amz-date", amz_date}};
+	std::vector<HttpHeader> all {{"host", host}, {"x-amz-content-sha256", payload_sha256}, {"x-amz-date", amz_date}};
 	all.insert(all.end(), headers.begin(), headers.end());
 	std::sort(all.begin(), all.end());
 	return all;
@@ -65,13 +66,26 @@ std::string SigV4Request::SignedHeaderNames() const {
 	return names;
 }
 
+std::string SigV4Request::CanonicalQuery() const {
+	std::vector<HttpHeader> encoded;
+	for (auto &parameter : query) {
+		encoded.emplace_back(PercentEncode(parameter.first), PercentEncode(parameter.second));
+	}
+	std::sort(encoded.begin(), encoded.end());
+	std::string text;
+	for (auto &parameter : encoded) {
+		text += (text.empty() ? "" : "&") + parameter.first + "=" + parameter.second;
+	}
+	return text;
+}
+
 std::string SigV4Request::CanonicalRequest() const {
-	// Method, path, query string (none), one line per header, the signed names, the payload's hash.
-	std::string request = method + "\n" + path + "\n\n";
+	// Method, path, query string, one line per header, the signed names, the payload's hash.
+	std::string request = method + "\n" + path + "\n" + CanonicalQuery() + "\n";
 	for (auto &header : SignedHeaders()) {
 		request += header.first + ":" + header.second + "\n";
 	}
-	return request + "\n" + SignedHeaderNames() + "\n" + EMPTY_PAYLOAD_SHA256;
+	return request + "\n" + SignedHeaderNames() + "\n" + payload_sha256;
 }
 
 std::string SigV4Request::CredentialScope() const {

@@ -1,5 +1,6 @@
 #include "core/upload/upload_budget.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -25,8 +26,8 @@ void UploadBudget::Reserve(uint64_t wanted) {
 			throw std::runtime_error("the upload memory budget of " + std::to_string(bytes.Limit()) +
 			                         " bytes cannot hold another part buffer of " + std::to_string(wanted) +
 			                         " bytes: " + std::to_string(bytes.InUse()) +
-			                         " bytes are held by buffers still being filled; raise the budget or lower the "
-			                         "part size");
+			                         " bytes are held by buffers still being filled; raise "
+			                         "httpfs2_write_memory_limit_bytes or lower httpfs2_write_part_size_bytes");
 		}
 		freed.wait(guard);
 	}
@@ -41,6 +42,7 @@ void UploadBudget::Release(uint64_t released) {
 void UploadBudget::PartSealed() {
 	std::lock_guard<std::mutex> guard(lock);
 	parts_in_flight++;
+	parts_in_flight_peak = std::max(parts_in_flight_peak, parts_in_flight);
 }
 
 void UploadBudget::PartSettled(uint64_t released) {
@@ -60,6 +62,13 @@ uint64_t UploadBudget::Peak() const {
 
 void UploadBudget::ResetPeak() {
 	bytes.ResetPeak();
+	std::lock_guard<std::mutex> guard(lock);
+	parts_in_flight_peak = parts_in_flight;
+}
+
+uint64_t UploadBudget::PartsInFlightPeak() const {
+	std::lock_guard<std::mutex> guard(lock);
+	return parts_in_flight_peak;
 }
 
 uint64_t UploadBudget::PartsInFlight() const {

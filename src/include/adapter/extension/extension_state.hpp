@@ -13,6 +13,7 @@
 #include "core/common/cost_model.hpp"
 #include "core/common/io_pool.hpp"
 #include "core/common/memory_budget.hpp"
+#include "core/upload/upload_budget.hpp"
 #include "core/common/read_settings.hpp"
 #include "core/common/read_stats.hpp"
 #include "duckdb.hpp"
@@ -51,12 +52,14 @@ public:
 
 	//! The last values set with SET, for opens that come without a FileOpener.
 	ParallelReadSettings LastSetSettings();
-	//! Records a SET value; a global one also resizes what it sizes (the IO pool, the read-ahead budget).
+	//! Records a SET value; a global one also resizes what it sizes (the IO pool, the read-ahead and upload budgets).
 	void ApplySetting(const SettingSpec &spec, int64_t value);
 
 	//! Declared before the pool, so they outlive its threads: tasks still queued when the pool is destroyed hold
 	//! read-ahead charged to the budget, and a fetch that ends reports its time to the model.
 	MemoryBudget read_ahead_budget;
+	//! Shared with the uploads, whose part tasks may outlive the pool's queue.
+	const std::shared_ptr<UploadBudget> upload_budget;
 	CostModel cost_model;
 	IoPool io_pool;
 

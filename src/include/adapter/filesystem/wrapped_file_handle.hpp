@@ -9,9 +9,12 @@
 
 #pragma once
 
+#include "adapter/filesystem/uploading_paths.hpp"
 #include "adapter/stores/azure_versions.hpp"
 #include "core/read_ahead/read_ahead_registry.hpp"
 #include "core/common/read_settings.hpp"
+#include "core/common/read_stats.hpp"
+#include "core/upload/object_upload.hpp"
 #include "duckdb/common/file_system.hpp"
 #include "duckdb/main/client_context.hpp"
 
@@ -111,6 +114,12 @@ public:
 	WrappedFileHandle(duckdb::FileSystem &wrapper, const std::string &path, duckdb::FileOpenFlags flags,
 	                  LazyHandle::Opener open_inner, const ObjectVersion &version,
 	                  const ParallelReadSettings &settings);
+	//! A handle of an s3:// file written by httpfs2's uploader: no handle of the wrapped filesystem is opened (httpfs
+	//! would begin a multipart upload of its own), and what needs one fails, naming the file.
+	WrappedFileHandle(duckdb::FileSystem &wrapper, const std::string &path, duckdb::FileOpenFlags flags,
+	                  std::unique_ptr<ObjectUpload> upload, std::shared_ptr<ReadStats> stats,
+	                  std::unique_ptr<UploadingPaths::Mark> uploading, const ParallelReadSettings &settings);
+	//! An upload not closed successfully is aborted here (ObjectUpload's destructor): the key keeps what it had.
 	~WrappedFileHandle() override;
 
 	void Close() override;
@@ -151,6 +160,16 @@ public:
 
 	//! Whether the query of the connection that opened the file was interrupted.
 	bool Interrupted() const;
+
+	//! Set for a file written by httpfs2's uploader; its object is complete and visible once Close returns.
+	std::unique_ptr<ObjectUpload> upload;
+
+private:
+	std::shared_ptr<ReadStats> upload_stats;
+	//! Held until the object is complete or the handle dropped: DuckDB removes a failed COPY's file before it drops
+	//! the handle, and that removal is skipped (UploadingPaths).
+	std::unique_ptr<UploadingPaths::Mark> uploading;
+	bool upload_closed = false;
 };
 
 } // namespace httpfs2

@@ -11,6 +11,7 @@
 
 #include "adapter/extension/extension_state.hpp"
 #include "adapter/filesystem/listing_memory.hpp"
+#include "adapter/filesystem/uploading_paths.hpp"
 #include "adapter/filesystem/parallel_reader.hpp"
 #include "adapter/filesystem/version_handles.hpp"
 #include "adapter/filesystem/wrapped_file_handle.hpp"
@@ -93,6 +94,8 @@ private:
 	static const duckdb::FileOpenFlags PARALLEL_READ_FLAGS;
 
 	static WrappedFileHandle &Unwrap(duckdb::FileHandle &handle);
+	//! Appends to the object `handle` uploads; a failure of the uploader's own (the budget) as an IOException.
+	void Append(WrappedFileHandle &handle, void *buffer, int64_t nr_bytes);
 	//! A handle at the version httpfs2 looked up itself (az:// blobs), whose inner handle opens when first needed;
 	//! nullptr when the version is not known.
 	duckdb::unique_ptr<WrappedFileHandle> OpenKnownVersion(const std::string &path, duckdb::FileOpenFlags flags,
@@ -188,6 +191,8 @@ private:
 	VersionHandles version_handles;
 	//! Column patterns per dataset (folder), shared by the read-ahead of its files.
 	std::shared_ptr<PatternMemory> patterns = std::make_shared<PatternMemory>();
+	//! s3:// files being uploaded and not completed: DuckDB's removal of a failed COPY's file is skipped for them.
+	const std::shared_ptr<UploadingPaths> uploading = std::make_shared<UploadingPaths>();
 	//! Declared last, so it is destroyed first: closing its objects waits for their fetches while `inner` lives.
 	ReadAheadRegistry read_aheads;
 };

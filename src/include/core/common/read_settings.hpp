@@ -47,12 +47,19 @@ struct ParallelReadSettings {
 	bool read_ahead_enabled;
 	uint64_t read_ahead_memory_limit_bytes;
 	uint64_t min_latency_ms;
+	bool write_enabled;
+	uint64_t write_part_size_bytes;
+	uint64_t write_memory_limit_bytes;
 
 	//! The settings with the recommended preset applied when it is enabled.
 	ParallelReadSettings Effective() const;
 	//! Read-ahead runs when parallel reads are enabled and read-ahead is not turned off.
 	bool ReadAheadActive() const {
 		return enabled && read_ahead_enabled;
+	}
+	//! s3:// files opened for writing go to httpfs2's uploader when parallel reads are on and writes not turned off.
+	bool UploadsActive() const {
+		return enabled && write_enabled;
 	}
 };
 
@@ -139,6 +146,20 @@ constexpr SettingSpec SETTING_SPECS[] = {
         "cost model measured is at least this many ms: below it (a LAN store) a request costs the client more "
         "CPU than it waits; 0 always does",
         SettingScope::SESSION, 5, 0, 60000, &ParallelReadSettings::min_latency_ms),
+    FlagSetting("httpfs2_write_enabled",
+                "Write s3:// files with httpfs2's uploader: parts of write_part_size_bytes sent in parallel on the IO "
+                "pool as they fill, the object complete when the file closes or left as it was; only when "
+                "httpfs2_parallel_read_enabled is on",
+                true, &ParallelReadSettings::write_enabled),
+    NumberSetting("httpfs2_write_part_size_bytes",
+                  "Size of every part of an upload but the last (S3 wants at least 5 MiB); an object up to this size "
+                  "is one PUT",
+                  SettingScope::SESSION, 16 * MiB, 5 * MiB, GiB, &ParallelReadSettings::write_part_size_bytes),
+    NumberSetting("httpfs2_write_memory_limit_bytes",
+                  "Memory for the part buffers of all uploads of the database; never exceeded: a write waits for "
+                  "parts to be acknowledged",
+                  SettingScope::GLOBAL, 256 * MiB, 16 * MiB, 1024 * GiB,
+                  &ParallelReadSettings::write_memory_limit_bytes),
 };
 
 constexpr size_t SETTING_COUNT = sizeof(SETTING_SPECS) / sizeof(SETTING_SPECS[0]);

@@ -62,6 +62,12 @@ enum class Counter : size_t {
 	INNER_OPENS,
 	//! Bytes readers got from Parquet footers remembered from an earlier open of the same object version.
 	FOOTER_BYTES_REUSED,
+	//! Objects httpfs2's uploader made complete, the parts (a single PUT counts as one) and bytes it sent, and the
+	//! uploads it aborted (a failed part or completion, a file dropped without a successful close).
+	FILES_UPLOADED,
+	UPLOAD_PARTS,
+	UPLOAD_BYTES,
+	UPLOADS_ABORTED,
 	COUNT
 };
 
@@ -102,6 +108,10 @@ constexpr CounterSpec COUNTER_SPECS[] = {
     {Counter::VERSION_REQUESTS, "version_requests"},
     {Counter::INNER_OPENS, "inner_opens"},
     {Counter::FOOTER_BYTES_REUSED, "footer_bytes_reused"},
+    {Counter::FILES_UPLOADED, "files_uploaded"},
+    {Counter::UPLOAD_PARTS, "upload_parts"},
+    {Counter::UPLOAD_BYTES, "upload_bytes"},
+    {Counter::UPLOADS_ABORTED, "uploads_aborted"},
 };
 static_assert(sizeof(COUNTER_SPECS) / sizeof(COUNTER_SPECS[0]) == COUNTER_COUNT, "every counter needs a column");
 

@@ -50,6 +50,8 @@ std::string AzureBlobUrl(const AzureConnection &connection, const AzureBlobPath 
 
 //! `path` percent-encoded except unreserved characters and '/' (as Azure and S3 expect object names in URLs).
 std::string PercentEncodePath(const std::string &path);
+//! RFC 3986 percent-encoding: unreserved characters (and with `keep_slashes` '/') kept, every other byte %XX.
+std::string PercentEncode(const std::string &text, bool keep_slashes = false);
 
 //! The path of `url` (from the first '/' after the authority), as the canonicalized resource needs it.
 std::string UrlPath(const std::string &url);

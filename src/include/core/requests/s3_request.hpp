@@ -38,11 +38,13 @@ struct S3Address {
 	}
 };
 
-//! A request without body, as Signature Version 4 signs it for the `s3` service.
+//! A request as Signature Version 4 signs it for the `s3` service.
 struct SigV4Request {
 	std::string method;
 	std::string host;
 	std::string path;
+	//! The query's parameters, not encoded (`uploads` with an empty value, `partNumber`, `uploadId`...).
+	std::vector<HttpHeader> query;
 	std::string region;
 	//! YYYYMMDD'T'HHMMSS'Z', the request's x-amz-date.
 	std::string amz_date;
@@ -50,8 +52,13 @@ struct SigV4Request {
 	//! names in lower case.
 	std::vector<HttpHeader> headers;
 
-	//! The hex SHA-256 of an empty payload, the request's x-amz-content-sha256.
+	//! The request's x-amz-content-sha256: the hex SHA-256 of its body, or UNSIGNED_PAYLOAD.
+	std::string payload_sha256 = EMPTY_PAYLOAD_SHA256;
+
+	//! The hex SHA-256 of an empty payload.
 	static const char *const EMPTY_PAYLOAD_SHA256;
+	//! A body left out of the signature, which S3 accepts instead of its hash: no pass over the bytes before sending.
+	static const char *const UNSIGNED_PAYLOAD;
 	//! `seconds` since the epoch as x-amz-date writes it.
 	static std::string AmzDate(std::time_t seconds);
 
@@ -59,6 +66,8 @@ struct SigV4Request {
 	std::vector<HttpHeader> SignedHeaders() const;
 	//! The signed header names, ';'-separated.
 	std::string SignedHeaderNames() const;
+	//! The query as signed and sent: parameters encoded, sorted by name, '&'-separated (without the '?').
+	std::string CanonicalQuery() const;
 	std::string CanonicalRequest() const;
 	//! date/region/s3/aws4_request
 	std::string CredentialScope() const;

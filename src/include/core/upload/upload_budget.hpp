@@ -39,12 +39,15 @@ public:
 	uint64_t Peak() const;
 	void ResetPeak();
 	uint64_t PartsInFlight() const;
+	//! The most parts in flight at once since the last ResetPeak.
+	uint64_t PartsInFlightPeak() const;
 
 private:
 	MemoryBudget bytes;
 	mutable std::mutex lock;
 	std::condition_variable freed;
 	uint64_t parts_in_flight = 0;
+	uint64_t parts_in_flight_peak = 0;
 };
 
 } // namespace httpfs2

@@ -1,0 +1,86 @@
+#include "adapter/stores/s3_signing.hpp"
+
+#include "duckdb/main/secret/secret_manager.hpp"
+#include "mbedtls_wrapper.hpp"
+
+namespace httpfs2 {
+
+using duckdb::FileOpener;
+using duckdb::optional_ptr;
+using duckdb::Value;
+using std::string;
+using Tls = duckdb_mbedtls::MbedTlsWrapper;
+
+bool S3Credentials::Read(const string &path, optional_ptr<FileOpener> opener, S3Credentials &out) {
+	auto secret_manager = FileOpener::TryGetSecretManager(opener);
+	auto transaction = FileOpener::TryGetCatalogTransaction(opener);
+	if (!secret_manager || !transaction) {
+		return false;
+	}
+	auto match = secret_manager->LookupSecret(*transaction, path, "s3");
+	if (!match.HasMatch()) {
+		return false;
+	}
+	auto secret = dynamic_cast<const duckdb::KeyValueSecret *>(&match.GetSecret());
+	if (!secret) {
+		return false;
+	}
+	auto text = [&](const char *key, const char *setting) {
+		auto value = secret->TryGetValue(key);
+		if (value.IsNull() && !FileOpener::TryGetCurrentSetting(opener, setting, value)) {
+			return string();
+		}
+		return value.IsNull() ? string() : value.ToString();
+	};
+	auto flag = [&](const char *key, const char *setting, bool otherwise) {
+		auto value = text(key, setting);
+		return value.empty() ? otherwise : duckdb::StringUtil::Lower(value) == "true";
+	};
+	out.key_id = text("key_id", "s3_access_key_id");
+	out.secret = text("secret", "s3_secret_access_key");
+	out.session_token = text("session_token", "s3_session_token");
+	out.region = text("region", "s3_region");
+	out.endpoint = text("endpoint", "s3_endpoint");
+	out.url_style = text("url_style", "s3_url_style");
+	out.kms_key_id = text("kms_key_id", "s3_kms_key_id");
+	out.use_ssl = flag("use_ssl", "s3_use_ssl", true);
+	bool unusual = flag("requester_pays", "s3_requester_pays", false) ||
+	               flag("url_compatibility_mode", "s3_url_compatibility_mode", false);
+	return !unusual && !out.region.empty() && out.key_id.empty() == out.secret.empty();
+}
+
+static string Hmac(const string &key, const string &message) {
+	char digest[Tls::SHA256_HASH_LENGTH_BYTES];
+	Tls::Hmac256(key.data(), key.size(), message.data(), message.size(), digest);
+	return string(digest, sizeof(digest));
+}
+
+static string Hex(string bytes) {
+	string text(bytes.size() * 2, '0');
+	Tls::ToBase16(&bytes[0], &text[0], bytes.size());
+	return text;
+}
+
+duckdb::HTTPHeaders SignedS3Headers(const S3Credentials &credentials, SigV4Request &request) {
+	if (!credentials.session_token.empty()) {
+		request.headers.emplace_back("x-amz-security-token", credentials.session_token);
+	}
+	duckdb::HTTPHeaders headers;
+	for (auto &header : request.SignedHeaders()) {
+		if (header.first != "host") {
+			headers[header.first] = header.second;
+		}
+	}
+	if (credentials.key_id.empty()) {
+		return headers;
+	}
+	auto key = Hmac("AWS4" + credentials.secret, request.amz_date.substr(0, 8));
+	for (auto part : {request.region, string("s3"), string("aws4_request")}) {
+		key = Hmac(key, part);
+	}
+	auto string_to_sign = request.StringToSign(Hex(Tls::ComputeSha256Hash(request.CanonicalRequest())));
+	headers["Authorization"] = request.Authorization(credentials.key_id, Hex(Hmac(key, string_to_sign)));
+	return headers;
+}
+
+} // namespace httpfs2

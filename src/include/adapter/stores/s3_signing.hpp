@@ -1,0 +1,40 @@
+//===----------------------------------------------------------------------===//
+//                         httpfs2
+//
+// adapter/stores/s3_signing.hpp
+//
+// What requests httpfs2 sends to S3 itself (a Parquet file's tail, an upload's parts) share: the credentials and
+// endpoint httpfs would use for a path, read from the S3 secret that matches it with the same fallback to its s3_*
+// settings, and the headers of a request signed with them (Signature Version 4, DuckDB's mbedtls).
+//===----------------------------------------------------------------------===//
+
+#pragma once
+
+#include "core/requests/s3_request.hpp"
+#include "duckdb/common/file_opener.hpp"
+#include "duckdb/common/http_util.hpp"
+
+#include <string>
+
+namespace httpfs2 {
+
+struct S3Credentials {
+	std::string key_id;
+	std::string secret;
+	std::string session_token;
+	std::string region;
+	std::string endpoint;
+	std::string url_style;
+	std::string kms_key_id;
+	bool use_ssl = true;
+
+	//! The credentials of the S3 secret matching `path`. False for what httpfs2 leaves to httpfs: no S3 secret (the
+	//! settings or environment alone), requester pays, URL compatibility mode, no region, a key without a secret.
+	static bool Read(const std::string &path, duckdb::optional_ptr<duckdb::FileOpener> opener, S3Credentials &out);
+};
+
+//! `request` signed with `credentials` (unsigned for a secret without key: a public bucket), as the headers to send;
+//! the Host header is left to the HTTP client, which sends the URL's. Never log these: they carry the signature.
+duckdb::HTTPHeaders SignedS3Headers(const S3Credentials &credentials, SigV4Request &request);
+
+} // namespace httpfs2

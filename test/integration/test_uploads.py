@@ -1,0 +1,151 @@
+"""Writes through httpfs2's uploader: every object byte-equal to the same COPY written to a local file, parts of one
+size, an object complete when the COPY returns or the key left as it was, and no multipart upload left behind."""
+
+import hashlib
+import os
+
+import duckdb
+import pytest
+
+from helpers import stats
+
+PART = 5 << 20  # the smallest part S3 takes: objects of a few parts stay small
+
+
+def uploads(con, part_size=PART, enabled=True):
+    con.execute("SET threads = 1")  # one writer: the bytes of a COPY do not depend on thread scheduling
+    con.execute("SET httpfs2_parallel_read_enabled = true")
+    con.execute(f"SET httpfs2_write_enabled = {str(enabled).lower()}")
+    con.execute(f"SET httpfs2_write_part_size_bytes = {part_size}")
+    con.execute("CALL httpfs2_reset_stats()")
+
+
+def stored(rig, key) -> bytes:
+    return rig.s3.get_object(Bucket=rig.bucket, Key=key)["Body"].read()
+
+
+def open_multipart_uploads(rig) -> list:
+    return rig.s3.list_multipart_uploads(Bucket=rig.bucket).get("Uploads", [])
+
+
+def sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+# About 12 MiB as CSV, 9 as uncompressed parquet: several parts of 5 MiB each.
+ROWS = "SELECT i, i * 7 % 1000 AS k, md5(i::VARCHAR) AS s FROM range(300000) r(i)"
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+def test_copy_is_byte_equal_to_the_same_copy_written_locally(con, rig, tmp_path, fmt):
+    uploads(con)
+    options = "FORMAT parquet, COMPRESSION uncompressed" if fmt == "parquet" else "FORMAT csv"
+    local = tmp_path / f"out.{fmt}"
+    key = f"uploads/out.{fmt}"
+    con.execute(f"COPY ({ROWS}) TO '{local}' ({options})")
+    con.execute(f"COPY ({ROWS}) TO '{rig.url(key)}' ({options})")
+    expected = local.read_bytes()
+    assert len(expected) > 2 * PART
+    assert sha(stored(rig, key)) == sha(expected)
+    counters = stats(con)
+    assert counters["files_uploaded"] == 1, counters
+    assert counters["upload_parts"] == -(-len(expected) // PART), counters
+    assert counters["upload_bytes"] == len(expected), counters
+    assert counters["uploads_aborted"] == 0, counters
+    assert 0 < counters["upload_memory_peak"] <= counters["upload_memory_limit"], counters
+    assert open_multipart_uploads(rig) == []
+    # and DuckDB reads it back as written
+    assert con.execute(f"SELECT count(*), sum(i) FROM '{rig.url(key)}'").fetchone() == (300000, 44999850000)
+
+
+@pytest.mark.parametrize("size", [0, 1, PART - 1, PART, PART + 1, 2 * PART + 1])
+def test_sizes_around_a_part(con, rig, tmp_path, size):
+    """A CSV of one line of `size` bytes (no header): one PUT up to one part, a multipart upload beyond."""
+    uploads(con)
+    key = f"uploads/size-{size}.csv"
+    query = "SELECT 1 WHERE false" if size == 0 else f"SELECT repeat('x', {size - 1})"
+    con.execute(f"COPY ({query}) TO '{rig.url(key)}' (FORMAT csv, HEADER false, QUOTE '')")
+    expected = b"" if size == 0 else b"x" * (size - 1) + b"\n"
+    assert stored(rig, key) == expected
+    counters = stats(con)
+    assert counters["files_uploaded"] == 1, counters
+    assert counters["upload_parts"] == max(1, -(-size // PART)), counters
+    assert open_multipart_uploads(rig) == []
+
+
+def test_partitioned_copy_writes_every_file_as_locally(con, rig, tmp_path):
+    uploads(con)
+    options = "FORMAT parquet, PARTITION_BY (k), COMPRESSION uncompressed"
+    query = "SELECT i, i % 7 AS k, md5(i::VARCHAR) AS s FROM range(400000) r(i)"
+    con.execute(f"COPY ({query}) TO '{tmp_path / 'parts'}' ({options})")
+    con.execute(f"COPY ({query}) TO '{rig.url('uploads/parts')}' ({options})")
+    expected = {
+        str(path.relative_to(tmp_path / "parts")): sha(path.read_bytes())
+        for path in (tmp_path / "parts").rglob("*")
+        if path.is_file()
+    }
+    listed = rig.s3.list_objects_v2(Bucket=rig.bucket, Prefix="uploads/parts/")["Contents"]
+    got = {item["Key"].removeprefix("uploads/parts/"): sha(stored(rig, item["Key"])) for item in listed}
+    assert len(expected) == 7
+    assert got == expected
+    assert stats(con)["files_uploaded"] == 7
+    assert open_multipart_uploads(rig) == []
+
+
+def test_with_writes_off_httpfs_writes_the_file(con, rig, tmp_path):
+    uploads(con, enabled=False)
+    local = tmp_path / "off.csv"
+    con.execute(f"COPY ({ROWS}) TO '{local}' (FORMAT csv)")
+    con.execute(f"COPY ({ROWS}) TO '{rig.url('uploads/off.csv')}' (FORMAT csv)")
+    assert sha(stored(rig, "uploads/off.csv")) == sha(local.read_bytes())
+    assert stats(con)["files_uploaded"] == 0
+
+
+def test_a_failed_part_fails_the_copy_and_leaves_the_old_object(con, rig):
+    """The proxy cuts every upstream connection after 1 MiB: the begin passes, every part fails (httpfs's retries
+    included); the COPY fails naming the file and the part, the upload is aborted, the old object stays."""
+    key = "uploads/overwritten.csv"
+    old = os.urandom(1000)
+    rig.put_object(key, old)
+    uploads(con)
+    rig.add_toxic("cut", "limit_data", {"bytes": 1 << 20}, stream="upstream")
+    with pytest.raises(duckdb.Error) as error:
+        con.execute(f"COPY ({ROWS}) TO '{rig.url(key)}' (FORMAT csv)")
+    rig.remove_toxics()
+    message = str(error.value)
+    assert key in message and "part" in message, message
+    assert rig.secret_key not in message and rig.access_key not in message
+    assert stored(rig, key) == old
+    assert open_multipart_uploads(rig) == []
+    counters = stats(con)
+    assert counters["uploads_aborted"] == 1 and counters["files_uploaded"] == 0, counters
+
+
+def test_a_query_failing_mid_copy_aborts_the_upload(con, rig):
+    """Parts are sent while the query still runs; it then fails: the file is dropped without a close, the upload
+    aborted, and the key keeps its old object."""
+    key = "uploads/interrupted.csv"
+    old = os.urandom(1000)
+    rig.put_object(key, old)
+    uploads(con)
+    failing = "SELECT CASE WHEN i < 600000 THEN md5(i::VARCHAR) ELSE error('boom at ' || i) END FROM range(700000) r(i)"
+    with pytest.raises(duckdb.Error, match="boom"):
+        con.execute(f"COPY ({failing}) TO '{rig.url(key)}' (FORMAT csv)")
+    counters = stats(con)
+    assert counters["upload_parts"] >= 2, counters  # the failure came after parts were sent
+    assert counters["uploads_aborted"] == 1 and counters["files_uploaded"] == 0, counters
+    assert stored(rig, key) == old
+    assert open_multipart_uploads(rig) == []
+
+
+def test_a_budget_smaller_than_a_part_is_an_error_naming_the_settings(con, rig):
+    uploads(con, part_size=32 << 20)
+    con.execute("SET GLOBAL httpfs2_write_memory_limit_bytes = 16777216")
+    try:
+        with pytest.raises(duckdb.Error) as error:
+            con.execute(f"COPY ({ROWS}) TO '{rig.url('uploads/budget.csv')}' (FORMAT csv)")
+        assert "httpfs2_write_memory_limit_bytes" in str(error.value)
+        assert "httpfs2_write_part_size_bytes" in str(error.value)
+    finally:
+        con.execute("RESET GLOBAL httpfs2_write_memory_limit_bytes")
+    assert open_multipart_uploads(rig) == []
