@@ -2,6 +2,7 @@
 #   make                 build build/httpfs2.duckdb_extension (and the unit tests)
 #   make test            format check, unit tests (also under TSan and ASan), integration tests
 #   make demo            the short benchmark, native vs httpfs2
+#   make repository      build/repository/: a DuckDB extension repository (INSTALL httpfs2 FROM '<its path or URL>')
 #   make bench           bench/runner.py with BENCH_ARGS, e.g. make bench BENCH_ARGS='--mode full'
 #   make format          apply clang-format and ruff
 #   make format-check    report unformatted files and lint findings, change nothing
@@ -17,7 +18,7 @@ BENCH_ARGS ?=
 DEMO_ARGS ?=
 TEST_ARGS ?=
 
-.PHONY: build test demo bench format format-check clean
+.PHONY: build test demo bench repository format format-check clean
 
 build:
 	bash scripts/build.sh </dev/null
@@ -32,6 +33,10 @@ bench:
 	bash scripts/setup_env.sh </dev/null
 	bash scripts/build.sh </dev/null
 	.venv/bin/python -m bench.runner $(BENCH_ARGS) </dev/null
+
+repository:
+	bash scripts/build.sh </dev/null
+	bash scripts/repository.sh </dev/null
 
 format:
 	bash scripts/format.sh </dev/null
