@@ -1,5 +1,5 @@
-"""httpfs2 installed as DuckDB users install extensions: `INSTALL httpfs2 FROM '<repository>'` in fresh processes (Python
-and the CLI), from a folder and from an HTTP server, then used to read an object byte-exactly."""
+"""httpfs2 installed as DuckDB users install extensions: `INSTALL httpfs2 FROM '<repository>'` in fresh processes
+(Python and the CLI), from a folder and from an HTTP server, then used to read an object byte-exactly."""
 
 import json
 import os
