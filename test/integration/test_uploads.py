@@ -73,22 +73,42 @@ def test_sizes_around_a_part(con, rig, tmp_path, size):
     assert open_multipart_uploads(rig) == []
 
 
+def copy_to_folders(con, rig, tmp_path, query: str, options: str, name: str) -> tuple[dict, dict]:
+    """COPYs `query` into a local folder and into uploads/<name>/: the sha256 of each file, by relative path."""
+    con.execute(f"COPY ({query}) TO '{tmp_path / name}' ({options})")
+    con.execute(f"COPY ({query}) TO '{rig.url('uploads/' + name)}' ({options})")
+    local = {
+        str(path.relative_to(tmp_path / name)): sha(path.read_bytes())
+        for path in (tmp_path / name).rglob("*")
+        if path.is_file()
+    }
+    listed = rig.s3.list_objects_v2(Bucket=rig.bucket, Prefix=f"uploads/{name}/")["Contents"]
+    remote = {item["Key"].removeprefix(f"uploads/{name}/"): sha(stored(rig, item["Key"])) for item in listed}
+    return local, remote
+
+
 def test_partitioned_copy_writes_every_file_as_locally(con, rig, tmp_path):
     uploads(con)
     options = "FORMAT parquet, PARTITION_BY (k), COMPRESSION uncompressed"
     query = "SELECT i, i % 7 AS k, md5(i::VARCHAR) AS s FROM range(400000) r(i)"
-    con.execute(f"COPY ({query}) TO '{tmp_path / 'parts'}' ({options})")
-    con.execute(f"COPY ({query}) TO '{rig.url('uploads/parts')}' ({options})")
-    expected = {
-        str(path.relative_to(tmp_path / "parts")): sha(path.read_bytes())
-        for path in (tmp_path / "parts").rglob("*")
-        if path.is_file()
-    }
-    listed = rig.s3.list_objects_v2(Bucket=rig.bucket, Prefix="uploads/parts/")["Contents"]
-    got = {item["Key"].removeprefix("uploads/parts/"): sha(stored(rig, item["Key"])) for item in listed}
+    expected, got = copy_to_folders(con, rig, tmp_path, query, options, "parts")
     assert len(expected) == 7
     assert got == expected
     assert stats(con)["files_uploaded"] == 7
+    assert open_multipart_uploads(rig) == []
+
+
+def test_a_copy_into_64_files_holds_what_it_wrote_not_a_part_per_file(con, rig, tmp_path):
+    """64 files open at once, each under a part: their buffers hold what was written (charged by the MiB as they
+    fill), not 64 parts of 16 MiB, so the COPY fits a budget of 16 parts and every file is as written locally."""
+    uploads(con, part_size=16 << 20)
+    query = "SELECT i, i % 64 AS k, md5(i::VARCHAR) AS s FROM range(640000) r(i)"
+    expected, got = copy_to_folders(con, rig, tmp_path, query, "FORMAT csv, PARTITION_BY (k)", "many")
+    assert len(expected) == 64
+    assert got == expected
+    counters = stats(con)
+    assert counters["files_uploaded"] == 64, counters
+    assert counters["upload_memory_peak"] <= 100 << 20, counters  # 64 files of ~0.7 MiB, 1 MiB steps
     assert open_multipart_uploads(rig) == []
 
 

@@ -134,6 +134,7 @@ struct Fixture {
 		UploadOptions options;
 		options.part_size = PART;
 		options.part_attempts = attempts;
+		options.charge_step = PART / 4;
 		return std::unique_ptr<ObjectUpload>(new ObjectUpload(store, pool, budget, options));
 	}
 	std::shared_ptr<SimulatedUploadStore> store;
@@ -300,12 +301,31 @@ TEST(ObjectUpload, DestroyedWithoutCloseAbortsAndNeverCompletes) {
 	}
 }
 
+TEST(ObjectUpload, ManyObjectsBeingWrittenHoldWhatTheyWroteNotAPartEach) {
+	// 16 files of a partitioned COPY, each under a part so far, in a budget of 8 parts.
+	Fixture f(8 * PART);
+	std::vector<std::unique_ptr<ObjectUpload>> uploads;
+	auto bytes = RandomBytes(PART / 4);
+	for (int i = 0; i < 16; i++) {
+		uploads.push_back(f.Upload());
+		uploads.back()->Write(bytes.data(), bytes.size());
+	}
+	EXPECT_EQ(f.budget->InUse(), 16 * PART / 4);
+	for (auto &upload : uploads) {
+		upload->Write(bytes.data(), 1);
+		upload->Close();
+	}
+	EXPECT_EQ(f.store->puts, 16u);
+	EXPECT_EQ(f.budget->InUse(), 0u);
+	EXPECT_LE(f.budget->Peak(), 8 * PART);
+}
+
 TEST(ObjectUpload, ABudgetHeldByBuffersBeingFilledFailsTheWriteInsteadOfHanging) {
 	Fixture f(2 * PART);
 	auto first = f.Upload();
 	auto second = f.Upload();
 	auto third = f.Upload();
-	auto half = RandomBytes(PART / 2);
+	auto half = RandomBytes(PART - 1);
 	first->Write(half.data(), half.size());
 	second->Write(half.data(), half.size());
 	try {

@@ -57,6 +57,14 @@ unique_ptr<FileHandle> WrappedFileSystem::OpenFileExtended(const duckdb::OpenFil
 	bool read_only = flags.OpenForReading() && !flags.OpenForWriting();
 	if (tails_by_get && settings.UploadsActive() && flags.OpenForWriting() && !flags.OpenForReading() &&
 	    !flags.OpenForAppending() && !flags.ExclusiveCreate() && !flags.ReturnNullIfExists()) {
+		auto budget = state->upload_budget->Limit();
+		if (settings.write_part_size_bytes > budget) {
+			throw duckdb::InvalidInputException(
+			    "httpfs2: cannot write '%s': httpfs2_write_part_size_bytes (%llu) is larger than "
+			    "httpfs2_write_memory_limit_bytes (%llu), which must hold a part; lower the one or raise the other",
+			    file.path, static_cast<unsigned long long>(settings.write_part_size_bytes),
+			    static_cast<unsigned long long>(budget));
+		}
 		auto target = S3Uploads::TargetFor(file.path, opener, *stats);
 		if (target) {
 			UploadOptions options;

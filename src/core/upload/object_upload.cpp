@@ -229,14 +229,16 @@ void ObjectUpload::Abandon() noexcept {
 	state->Abort();
 	if (buffer) {
 		buffer.reset();
-		state->budget->Release(options.part_size);
+		state->budget->Release(charged);
+		charged = 0;
 	}
 }
 
 void ObjectUpload::Seal() {
 	state->budget->PartSealed();
-	auto part = std::make_shared<Part>(state, ++parts_sealed, std::move(buffer), filled, options.part_size);
+	auto part = std::make_shared<Part>(state, ++parts_sealed, std::move(buffer), filled, charged);
 	filled = 0;
+	charged = 0;
 	state->Dispatch(std::move(part));
 }
 
@@ -254,10 +256,17 @@ void ObjectUpload::Write(const char *data, uint64_t size) {
 				Seal();
 			}
 			if (!buffer) {
-				state->budget->Reserve(options.part_size);
+				// Untouched pages cost no memory: the budget is charged as the buffer fills.
 				buffer.reset(new char[options.part_size]);
 			}
 			uint64_t n = std::min(size, options.part_size - filled);
+			if (filled + n > charged) {
+				uint64_t step = std::max<uint64_t>(options.charge_step, 1);
+				uint64_t more = (filled + n - charged + step - 1) / step * step;
+				more = std::min(more, options.part_size - charged);
+				state->budget->Reserve(more);
+				charged += more;
+			}
 			std::memcpy(buffer.get() + filled, data, n);
 			filled += n;
 			written += n;
@@ -282,7 +291,8 @@ void ObjectUpload::Close() {
 	}
 	if (parts_sealed == 0) {
 		// Counted as a part in flight while it is sent, so that waiting writers know its bytes come back.
-		uint64_t charge = buffer ? options.part_size : 0;
+		uint64_t charge = charged;
+		charged = 0;
 		state->budget->PartSealed();
 		auto whole = std::move(buffer);
 		try {

@@ -5,9 +5,9 @@
 //
 // Writing one object: the bytes are cut into parts of one fixed size (R2 rejects multipart uploads whose other parts
 // differ), each sent on the IO pool as soon as it fills, many in flight per object and across objects, their
-// buffers charged to the database's UploadBudget. An object that fits in one part is one PUT at Close. Close returns
-// when the object is complete; a failed part, a failed completion or a destruction without Close aborts the upload,
-// so the key keeps what it had.
+// buffers charged to the database's UploadBudget as they fill. An object that fits in one part is one PUT at Close.
+// Close returns when the object is complete; a failed part, a failed completion or a destruction without Close aborts
+// the upload, so the key keeps what it had.
 //===----------------------------------------------------------------------===//
 
 #pragma once
@@ -44,6 +44,9 @@ struct UploadOptions {
 	uint64_t part_size = 16 * 1024 * 1024;
 	//! Times a part is sent before its failure fails the object.
 	uint64_t part_attempts = 1;
+	//! A buffer is charged to the budget in steps of this as it fills, so that many objects written at once (the
+	//! files of a PARTITION_BY) hold what they have written, not a part each.
+	uint64_t charge_step = 1024 * 1024;
 };
 
 class ObjectUpload {
@@ -77,6 +80,8 @@ private:
 	const UploadOptions options;
 	std::unique_ptr<char[]> buffer;
 	uint64_t filled = 0;
+	//! Bytes of the budget the buffer holds (at least `filled`).
+	uint64_t charged = 0;
 	uint64_t parts_sealed = 0;
 	uint64_t written = 0;
 	bool closed = false;
