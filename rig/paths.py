@@ -28,6 +28,10 @@ def azure_extension() -> Path:
     return _wheel_extension("duckdb_extension_azure", "azure")
 
 
+def ducklake_extension() -> Path:
+    return _wheel_extension("duckdb_extension_ducklake", "ducklake")
+
+
 def duckdb_cli() -> Path:
     """The duckdb binary of the duckdb-cli wheel, installed into the venv's bin folder."""
     import sys

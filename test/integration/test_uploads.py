@@ -3,11 +3,13 @@ size, an object complete when the COPY returns or the key left as it was, and no
 
 import hashlib
 import os
+import threading
 
 import duckdb
 import pytest
 
 from helpers import stats
+from rig import ducklake_extension
 
 PART = 5 << 20  # the smallest part S3 takes: objects of a few parts stay small
 
@@ -112,6 +114,27 @@ def test_a_copy_into_64_files_holds_what_it_wrote_not_a_part_per_file(con, rig, 
     assert open_multipart_uploads(rig) == []
 
 
+def test_more_files_than_the_budget_holds_go_on_from_local_disk(con, rig, tmp_path):
+    """A PARTITION_BY into 64 files under `memory_limit = '1GB'` with the smallest upload budget (16 MiB, three
+    parts of 5 MiB): the files being filled hold it all and none can be sent yet, so parts go on in temporary files
+    on local disk rather than the COPY failing or the budget being exceeded; every file is as written locally."""
+    uploads(con)
+    con.execute("SET memory_limit = '1GB'")
+    con.execute("SET GLOBAL httpfs2_write_memory_limit_bytes = 16777216")
+    query = "SELECT i, i % 64 AS k, md5(i::VARCHAR) || md5((i + 1)::VARCHAR) AS s FROM range(1500000) r(i)"
+    try:
+        expected, got = copy_to_folders(con, rig, tmp_path, query, "FORMAT csv, PARTITION_BY (k)", "spilled")
+    finally:
+        con.execute("RESET GLOBAL httpfs2_write_memory_limit_bytes")
+    assert len(expected) == 64
+    assert got == expected
+    counters = stats(con)
+    assert counters["files_uploaded"] == 64, counters
+    assert counters["upload_bytes_spilled"] > 0, counters
+    assert counters["upload_memory_peak"] <= 16 << 20, counters
+    assert open_multipart_uploads(rig) == []
+
+
 def test_with_writes_off_httpfs_writes_the_file(con, rig, tmp_path):
     uploads(con, enabled=False)
     local = tmp_path / "off.csv"
@@ -168,4 +191,145 @@ def test_a_budget_smaller_than_a_part_is_an_error_naming_the_settings(con, rig):
         assert "httpfs2_write_part_size_bytes" in str(error.value)
     finally:
         con.execute("RESET GLOBAL httpfs2_write_memory_limit_bytes")
+    assert open_multipart_uploads(rig) == []
+
+
+UPLOAD_ERRORS = (duckdb.IOException, duckdb.HTTPException)
+
+
+@pytest.mark.parametrize(
+    "toxic,attributes,toxicity",
+    [
+        ("reset_peer", {"timeout": 100}, 0.4),
+        ("timeout", {"timeout": 500}, 0.3),
+        ("limit_data", {"bytes": 3_000_000}, 0.5),
+    ],
+)
+def test_a_flaky_upload_gives_the_object_or_an_error_never_a_partial_one(
+    con, rig, tmp_path, toxic, attributes, toxicity
+):
+    """Upstream faults on some connections while parts are sent (a cap of 40 MB/s keeps a part on the wire long
+    enough to be hit): httpfs's retries either carry the COPY through, and the object is byte-equal to the local
+    file, or the COPY fails with httpfs's error type and the key keeps its old object; no upload is left open."""
+    key = f"uploads/flaky-{toxic}.csv"
+    old = os.urandom(1000)
+    rig.put_object(key, old)
+    local = tmp_path / "flaky.csv"
+    con.execute(f"COPY ({ROWS}) TO '{local}' (FORMAT csv)")
+    uploads(con)
+    con.execute("SET http_timeout = 3; SET http_retries = 2; SET http_retry_wait_ms = 10")
+    rig.add_toxic("rate-up", "bandwidth", {"rate": 40000}, stream="upstream")
+    rig.add_toxic(toxic, toxic, attributes, stream="upstream", toxicity=toxicity)
+    try:
+        con.execute(f"COPY ({ROWS}) TO '{rig.url(key)}' (FORMAT csv)")
+        error = None
+    except UPLOAD_ERRORS as caught:
+        error = caught
+    rig.remove_toxics()
+    counters = stats(con)
+    if error is None:
+        assert sha(stored(rig, key)) == sha(local.read_bytes())
+        assert counters["files_uploaded"] == 1 and counters["uploads_aborted"] == 0, counters
+    else:
+        message = str(error)
+        assert key in message, message
+        assert rig.secret_key not in message and rig.access_key not in message
+        assert stored(rig, key) == old
+        assert counters["files_uploaded"] == 0, counters
+    assert open_multipart_uploads(rig) == []
+
+
+def test_an_interrupted_copy_aborts_the_upload_and_keeps_the_old_object(con, rig):
+    """The COPY is interrupted while it runs, its writes held back by a budget of three parts sent at 5 MB/s each:
+    no object is made, the upload is aborted (after the parts in flight end: none writes after the query returned),
+    and the key keeps its old object."""
+    key = "uploads/interrupted-by-user.csv"
+    old = os.urandom(1000)
+    rig.put_object(key, old)
+    uploads(con)
+    con.execute("SET GLOBAL httpfs2_write_memory_limit_bytes = 16777216")
+    rig.add_toxic("rate-up", "bandwidth", {"rate": 5000}, stream="upstream")
+    timer = threading.Timer(1.5, con.interrupt)
+    timer.start()
+    try:
+        with pytest.raises(duckdb.InterruptException):
+            con.execute(f"COPY ({ROWS.replace('300000', '3000000')}) TO '{rig.url(key)}' (FORMAT csv)")
+    finally:
+        timer.cancel()
+        rig.remove_toxics()
+        con.execute("RESET GLOBAL httpfs2_write_memory_limit_bytes")
+    counters = stats(con)
+    assert counters["files_uploaded"] == 0 and counters["uploads_aborted"] == 1, counters
+    assert counters["upload_parts"] >= 1, counters  # interrupted after parts were sent
+    assert stored(rig, key) == old
+    assert open_multipart_uploads(rig) == []
+
+
+def test_several_connections_write_at_once_within_the_budget(con, rig, tmp_path):
+    """Four connections of one database COPY at once under the smallest budget (16 MiB, three 5 MiB parts and a
+    MiB): writers wait for parts in flight instead of exceeding it, and every object is as written locally."""
+    uploads(con)
+    con.execute("SET GLOBAL httpfs2_write_memory_limit_bytes = 16777216")
+    con.execute("SET GLOBAL threads = 1; SET GLOBAL httpfs2_parallel_read_enabled = true")
+    con.execute(f"SET GLOBAL httpfs2_write_part_size_bytes = {PART}")
+    rig.add_toxic("rate-up", "bandwidth", {"rate": 50000}, stream="upstream")
+    queries = {
+        f"uploads/concurrent-{n}.csv": f"SELECT i + {n} AS i, md5((i * {n})::VARCHAR) FROM range(250000) r(i)"
+        for n in range(4)
+    }
+    errors = []
+
+    def write(key, query):
+        cursor = con.cursor()
+        try:
+            cursor.execute(f"COPY ({query}) TO '{rig.url(key)}' (FORMAT csv)")
+        except Exception as error:  # noqa: BLE001 - reported by the assertion below
+            errors.append(error)
+        finally:
+            cursor.close()
+
+    try:
+        writers = [threading.Thread(target=write, args=item) for item in queries.items()]
+        for writer in writers:
+            writer.start()
+        for writer in writers:
+            writer.join(timeout=240)
+    finally:
+        rig.remove_toxics()
+        con.execute("RESET GLOBAL httpfs2_write_memory_limit_bytes; RESET GLOBAL httpfs2_write_part_size_bytes")
+    assert errors == []
+    for key, query in queries.items():
+        local = tmp_path / key.replace("/", "_")
+        con.execute(f"COPY ({query}) TO '{local}' (FORMAT csv)")
+        assert sha(stored(rig, key)) == sha(local.read_bytes()), key
+    counters = stats(con)
+    assert counters["files_uploaded"] == 4, counters
+    assert counters["upload_parts_in_flight_peak"] >= 2, counters
+    assert counters["upload_memory_peak"] <= 16 << 20, counters
+    assert open_multipart_uploads(rig) == []
+
+
+def test_a_ducklake_insert_is_read_back_as_inserted(con, rig, tmp_path):
+    """DuckLake writes its data files to s3:// through the uploader and commits its metadata right after the
+    writes close: the table reads back with the same rows, and every data file is a complete parquet object."""
+    uploads(con)
+    con.execute("SET threads = 2")
+    con.execute(f"LOAD '{ducklake_extension()}'")
+    catalog = tmp_path / "lake.ducklake"
+    con.execute(f"ATTACH 'ducklake:{catalog}' AS lake (DATA_PATH '{rig.url('uploads/lake/')}')")
+    try:
+        con.execute("CREATE TABLE lake.t AS SELECT i, md5(i::VARCHAR) AS s FROM range(200000) r(i)")
+        con.execute("INSERT INTO lake.t SELECT i, md5(i::VARCHAR) FROM range(200000, 500000) r(i)")
+        check = "SELECT count(*), sum(i), bit_xor(hash(s)) FROM {}"
+        expected = con.execute(check.format("(SELECT i, md5(i::VARCHAR) AS s FROM range(500000) r(i))")).fetchone()
+        assert con.execute(check.format("lake.t")).fetchone() == expected
+        files = [row[0] for row in con.execute("SELECT data_file FROM ducklake_list_files('lake', 't')").fetchall()]
+    finally:
+        con.execute("DETACH lake")
+    assert len(files) >= 2
+    for url in files:
+        key = url.removeprefix(f"s3://{rig.bucket}/")
+        data = stored(rig, key)
+        assert data[:4] == b"PAR1" and data[-4:] == b"PAR1", url
+    assert stats(con)["files_uploaded"] >= len(files)
     assert open_multipart_uploads(rig) == []

@@ -147,6 +147,7 @@ void WrappedFileHandle::Close() {
 		upload->Close();
 		uploading.reset();
 		upload_stats->Add(Counter::FILES_UPLOADED);
+		upload_stats->Add(Counter::UPLOAD_BYTES_SPILLED, upload->BytesSpilled());
 	}
 	read_ahead.reset();
 	if (sub_read_handles) {

@@ -49,7 +49,7 @@ struct ObjectUpload::State {
 };
 
 struct ObjectUpload::Part {
-	Part(std::shared_ptr<State> state_p, uint64_t number_p, std::unique_ptr<char[]> bytes_p, uint64_t size_p,
+	Part(std::shared_ptr<State> state_p, uint64_t number_p, std::shared_ptr<char> bytes_p, uint64_t size_p,
 	     uint64_t charge_p)
 	    : state(std::move(state_p)), number(number_p), bytes(std::move(bytes_p)), size(size_p), charge(charge_p) {
 	}
@@ -59,7 +59,8 @@ struct ObjectUpload::Part {
 
 	const std::shared_ptr<State> state;
 	const uint64_t number;
-	std::unique_ptr<char[]> bytes;
+	//! In memory, or mapped from a SpillFile.
+	std::shared_ptr<char> bytes;
 	const uint64_t size;
 	const uint64_t charge;
 	bool sent = false;
@@ -212,21 +213,24 @@ ObjectUpload::ObjectUpload(std::shared_ptr<UploadTarget> target, IoPool &pool, s
                            UploadOptions options_p)
     : state(std::make_shared<State>(std::move(target), pool, std::move(budget),
                                     std::max<uint64_t>(options_p.part_attempts, 1))),
-      options(options_p) {
+      options(options_p), part_size(options_p.part_size) {
 	if (options.part_size == 0) {
 		throw std::invalid_argument("the part size of an upload must be at least 1 byte");
 	}
+	state->budget->UploadOpened();
 }
 
 ObjectUpload::~ObjectUpload() {
 	if (!closed) {
 		Abandon();
 	}
+	state->budget->UploadClosed();
 }
 
 void ObjectUpload::Abandon() noexcept {
 	state->WaitForParts();
 	state->Abort();
+	spill.reset();
 	if (buffer) {
 		buffer.reset();
 		state->budget->Release(charged);
@@ -234,12 +238,52 @@ void ObjectUpload::Abandon() noexcept {
 	}
 }
 
+void ObjectUpload::FollowFairShare() {
+	auto share = std::max(state->budget->FairShare(), options.min_part_size);
+	part_size = std::max(std::min(options.part_size, share), std::max<uint64_t>(filled, 1));
+}
+
+std::shared_ptr<char> ObjectUpload::TakeBytes() {
+	if (spill) {
+		auto mapped = spill->Map();
+		spill.reset();
+		bytes_spilled += filled;
+		return mapped;
+	}
+	return std::shared_ptr<char>(buffer.release(), std::default_delete<char[]>());
+}
+
 void ObjectUpload::Seal() {
+	auto bytes = TakeBytes();
 	state->budget->PartSealed();
-	auto part = std::make_shared<Part>(state, ++parts_sealed, std::move(buffer), filled, charged);
+	auto part = std::make_shared<Part>(state, ++parts_sealed, std::move(bytes), filled, charged);
 	filled = 0;
 	charged = 0;
 	state->Dispatch(std::move(part));
+}
+
+bool ObjectUpload::Charge(uint64_t needed) {
+	auto &budget = *state->budget;
+	uint64_t step = std::max<uint64_t>(options.charge_step, 1);
+	uint64_t more = std::min((needed - charged + step - 1) / step * step, part_size - charged);
+	if (budget.Reserve(more)) {
+		charged += more;
+		return true;
+	}
+	// Nothing is in flight: buffers being filled hold the budget, and none comes back until its writer sends it.
+	// This one is sent now if the store takes it as a part and no part fixed this object's part size yet.
+	if (parts_sealed == 0 && filled >= options.min_part_size) {
+		part_size = filled;
+		Seal();
+		return false;
+	}
+	// Else this part goes on in a file on local disk and the budget gets its bytes back.
+	spill.reset(new SpillFile(options.spill_directory));
+	spill->Append(buffer.get(), filled);
+	buffer.reset();
+	budget.Release(charged);
+	charged = 0;
+	return false;
 }
 
 void ObjectUpload::Write(const char *data, uint64_t size) {
@@ -251,23 +295,26 @@ void ObjectUpload::Write(const char *data, uint64_t size) {
 	}
 	try {
 		while (size > 0) {
-			// A full buffer is sealed only when more bytes come: an object of exactly one part is one PUT at Close.
-			if (buffer && filled == options.part_size) {
+			if (parts_sealed == 0) {
+				FollowFairShare();
+			}
+			// A full part is sealed only when more bytes come: an object of exactly one part is one PUT at Close.
+			if ((buffer || spill) && filled == part_size) {
 				Seal();
 			}
-			if (!buffer) {
-				// Untouched pages cost no memory: the budget is charged as the buffer fills.
+			if (!buffer && !spill) {
+				// Untouched pages cost no memory: the budget is charged as the buffer fills. The largest part size,
+				// as this object's may grow while no part is sealed.
 				buffer.reset(new char[options.part_size]);
 			}
-			uint64_t n = std::min(size, options.part_size - filled);
-			if (filled + n > charged) {
-				uint64_t step = std::max<uint64_t>(options.charge_step, 1);
-				uint64_t more = (filled + n - charged + step - 1) / step * step;
-				more = std::min(more, options.part_size - charged);
-				state->budget->Reserve(more);
-				charged += more;
+			uint64_t n = std::min(size, part_size - filled);
+			if (spill) {
+				spill->Append(data, n);
+			} else if (filled + n > charged && !Charge(filled + n)) {
+				continue; // the buffer was sealed early or moved to disk
+			} else {
+				std::memcpy(buffer.get() + filled, data, n);
 			}
-			std::memcpy(buffer.get() + filled, data, n);
 			filled += n;
 			written += n;
 			data += n;
@@ -293,8 +340,8 @@ void ObjectUpload::Close() {
 		// Counted as a part in flight while it is sent, so that waiting writers know its bytes come back.
 		uint64_t charge = charged;
 		charged = 0;
+		auto whole = TakeBytes();
 		state->budget->PartSealed();
-		auto whole = std::move(buffer);
 		try {
 			state->target->PutWhole(whole.get(), filled);
 		} catch (...) {

@@ -1,8 +1,6 @@
 #include "core/upload/upload_budget.hpp"
 
 #include <algorithm>
-#include <stdexcept>
-#include <string>
 
 namespace httpfs2 {
 
@@ -19,18 +17,15 @@ uint64_t UploadBudget::Limit() const {
 	return bytes.Limit();
 }
 
-void UploadBudget::Reserve(uint64_t wanted) {
+bool UploadBudget::Reserve(uint64_t wanted) {
 	std::unique_lock<std::mutex> guard(lock);
 	while (!bytes.TryReserve(wanted)) {
 		if (wanted > bytes.Limit() || parts_in_flight == 0) {
-			throw std::runtime_error("the upload memory budget of " + std::to_string(bytes.Limit()) +
-			                         " bytes cannot hold another part buffer of " + std::to_string(wanted) +
-			                         " bytes: " + std::to_string(bytes.InUse()) +
-			                         " bytes are held by buffers still being filled; raise "
-			                         "httpfs2_write_memory_limit_bytes or lower httpfs2_write_part_size_bytes");
+			return false;
 		}
 		freed.wait(guard);
 	}
+	return true;
 }
 
 void UploadBudget::Release(uint64_t released) {
@@ -50,6 +45,21 @@ void UploadBudget::PartSettled(uint64_t released) {
 	bytes.Release(released);
 	parts_in_flight--;
 	freed.notify_all();
+}
+
+void UploadBudget::UploadOpened() {
+	std::lock_guard<std::mutex> guard(lock);
+	uploads_open++;
+}
+
+void UploadBudget::UploadClosed() {
+	std::lock_guard<std::mutex> guard(lock);
+	uploads_open--;
+}
+
+uint64_t UploadBudget::FairShare() const {
+	std::lock_guard<std::mutex> guard(lock);
+	return bytes.Limit() / std::max<uint64_t>(uploads_open, 1);
 }
 
 uint64_t UploadBudget::InUse() const {

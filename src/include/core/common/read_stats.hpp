@@ -63,11 +63,13 @@ enum class Counter : size_t {
 	//! Bytes readers got from Parquet footers remembered from an earlier open of the same object version.
 	FOOTER_BYTES_REUSED,
 	//! Objects httpfs2's uploader made complete, the parts (a single PUT counts as one) and bytes it sent, and the
-	//! uploads it aborted (a failed part or completion, a file dropped without a successful close).
+	//! uploads it aborted (a failed part or completion, a file dropped without a successful close); bytes of parts
+	//! kept on local disk because the upload budget could not hold them.
 	FILES_UPLOADED,
 	UPLOAD_PARTS,
 	UPLOAD_BYTES,
 	UPLOADS_ABORTED,
+	UPLOAD_BYTES_SPILLED,
 	COUNT
 };
 
@@ -112,6 +114,7 @@ constexpr CounterSpec COUNTER_SPECS[] = {
     {Counter::UPLOAD_PARTS, "upload_parts"},
     {Counter::UPLOAD_BYTES, "upload_bytes"},
     {Counter::UPLOADS_ABORTED, "uploads_aborted"},
+    {Counter::UPLOAD_BYTES_SPILLED, "upload_bytes_spilled"},
 };
 static_assert(sizeof(COUNTER_SPECS) / sizeof(COUNTER_SPECS[0]) == COUNTER_COUNT, "every counter needs a column");
 

@@ -13,6 +13,7 @@
 #pragma once
 
 #include "core/common/io_pool.hpp"
+#include "core/upload/spill_file.hpp"
 #include "core/upload/upload_budget.hpp"
 
 #include <cstdint>
@@ -40,13 +41,20 @@ public:
 };
 
 struct UploadOptions {
-	//! The length of every part but the last.
+	//! The length of every part but the last, at most: an object's first part is at most the budget's fair share
+	//! (its limit over the uploads open), at least `min_part_size`, and fixes the length of the others.
 	uint64_t part_size = 16 * 1024 * 1024;
 	//! Times a part is sent before its failure fails the object.
 	uint64_t part_attempts = 1;
 	//! A buffer is charged to the budget in steps of this as it fills, so that many objects written at once (the
 	//! files of a PARTITION_BY) hold what they have written, not a part each.
 	uint64_t charge_step = 1024 * 1024;
+	//! The smallest part the store takes but for the last (S3: 5 MiB). When the budget is held by buffers being
+	//! filled and nothing is in flight, a buffer of at least this becomes the object's first part early, and the
+	//! object's part size is what it held.
+	uint64_t min_part_size = 5 * 1024 * 1024;
+	//! Where a part goes when the budget cannot hold it (see SpillFile); empty: $TMPDIR, else /tmp.
+	std::string spill_directory;
 };
 
 class ObjectUpload {
@@ -66,6 +74,10 @@ public:
 	uint64_t BytesWritten() const {
 		return written;
 	}
+	//! Bytes of the parts sent from local disk because the budget could not hold them.
+	uint64_t BytesSpilled() const {
+		return bytes_spilled;
+	}
 
 private:
 	struct State;
@@ -73,17 +85,32 @@ private:
 	struct BeginTask;
 	//! The full buffer becomes a part in flight.
 	void Seal();
+	//! Until the first part is sealed: the part size within the budget's fair share, never below what is buffered.
+	void FollowFairShare();
+	//! Charges the buffer to the budget for `needed` bytes (whole steps, at most the part size). False when the budget
+	//! cannot hold them and nothing in flight will give any back: the buffer was then sealed early (its bytes are the
+	//! object's part size, see UploadOptions::min_part_size), or else moved to a SpillFile.
+	bool Charge(uint64_t needed);
+	//! The current part's bytes, from memory or disk, for sending.
+	std::shared_ptr<char> TakeBytes();
 	//! Waits for the parts in flight, aborts the upload and frees the buffer: the key keeps what it had.
 	void Abandon() noexcept;
 
 	const std::shared_ptr<State> state;
 	const UploadOptions options;
+	//! The length of this object's parts: until the first is sealed, options.part_size within the budget's fair
+	//! share (or what the first held when it was sealed early), then fixed.
+	uint64_t part_size;
 	std::unique_ptr<char[]> buffer;
+	//! Set while the current part is written to disk instead of `buffer`.
+	std::unique_ptr<SpillFile> spill;
+	//! Bytes of the current part, in `buffer` or `spill`.
 	uint64_t filled = 0;
 	//! Bytes of the budget the buffer holds (at least `filled`).
 	uint64_t charged = 0;
 	uint64_t parts_sealed = 0;
 	uint64_t written = 0;
+	uint64_t bytes_spilled = 0;
 	bool closed = false;
 };
 

@@ -24,16 +24,22 @@ public:
 
 	void SetLimit(uint64_t limit_bytes);
 	uint64_t Limit() const;
-	//! Reserves `bytes` for a part buffer, waiting while sealed parts hold what is missing. Throws when waiting
-	//! cannot help: `bytes` is over the limit, or no part is in flight (the budget is held by buffers still being
-	//! filled, which only their writers can seal).
-	void Reserve(uint64_t bytes);
+	//! Reserves `bytes` for a part buffer, waiting while sealed parts hold what is missing (they come back when
+	//! acknowledged). False when waiting cannot help: no part is in flight, so what is missing is held by buffers
+	//! still being filled, which only their writers can send (or `bytes` is over the limit).
+	bool Reserve(uint64_t bytes);
 	//! Returns a buffer's bytes that were never sealed into a part (a single PUT, an abandoned upload).
 	void Release(uint64_t bytes);
 	//! A buffer became a part in flight: its bytes come back with PartSettled.
 	void PartSealed();
 	//! A part was acknowledged, failed or dropped: its `bytes` are free.
 	void PartSettled(uint64_t bytes);
+
+	//! An upload opened or closed: the budget is shared fairly between the uploads being written.
+	void UploadOpened();
+	void UploadClosed();
+	//! The limit divided by the uploads open.
+	uint64_t FairShare() const;
 
 	uint64_t InUse() const;
 	uint64_t Peak() const;
@@ -48,6 +54,7 @@ private:
 	std::condition_variable freed;
 	uint64_t parts_in_flight = 0;
 	uint64_t parts_in_flight_peak = 0;
+	uint64_t uploads_open = 0;
 };
 
 } // namespace httpfs2
