@@ -23,7 +23,7 @@ from helpers import uncached  # noqa: E402
 from rig.azurite import ACCOUNT, ACCOUNT_KEY, AzuriteRig, azure_connect, azurite_installed, require_azurite  # noqa: E402
 
 AZURE_FS = "AzureBlobStorageFileSystem"
-# x-ms-version of httpfs2's own version lookups (src/adapter/stores/azure_versions.cpp)
+# x-ms-version of httpfs2's own requests (AZURE_STORAGE_API_VERSION, src/include/adapter/stores/azure_signing.hpp)
 STORAGE_API_VERSION = "2021-08-06"
 BIG_SIZE = 24 * 1024 * 1024 + 12345  # larger than min_bytes and than fanout x chunk of the small configuration
 PARALLEL = {"httpfs2_parallel_read_enabled": True}

@@ -52,8 +52,8 @@ SETTINGS = {
     "httpfs2_write_enabled": (
         "true",
         "BOOLEAN",
-        "Write s3:// files with httpfs2's uploader: parts of write_part_size_bytes sent in parallel on the IO pool as "
-        "they fill, the object complete when the file closes or left as it was; only when "
+        "Write s3:// and az:// files with httpfs2's uploader: parts of write_part_size_bytes sent in parallel on the "
+        "IO pool as they fill, the object complete when the file closes or left as it was; only when "
         "httpfs2_parallel_read_enabled is on",
     ),
     "httpfs2_write_part_size_bytes": (

@@ -89,6 +89,49 @@ TEST(AzureSharedKey, StringToSignHasTheDocumentedShape) {
 	                          "/devstoreaccount1/devstoreaccount1/test/blob.bin");
 }
 
+TEST(AzureSharedKey, StringToSignOfAPutBlockMatchesTheSdk) {
+	// What azure-storage-blob 12.31's SharedKeyCredentialPolicy signs for the same Put Block: Content-Length and
+	// Content-Type in their places, the encoded path, the query sorted by name with its values decoded. With
+	// Azurite's public development key it signs to w/Lfva1PWwUeVBZE2WRYo7dp6wTOF/Rmz8E/2RPH3oc=.
+	auto string_to_sign =
+	    SharedKeyStringToSign("PUT", {{"x-ms-version", "2021-08-06"}, {"x-ms-date", "Mon, 23 Nov 2026 00:03:37 GMT"}},
+	                          "devstoreaccount1", "/devstoreaccount1/test/dir/a%20b.csv",
+	                          {{"comp", "block"}, {"blockid", "MDAwMDAx"}}, 5242880, "application/octet-stream");
+	EXPECT_EQ(string_to_sign, "PUT\n\n\n5242880\n\napplication/octet-stream\n\n\n\n\n\n\n"
+	                          "x-ms-date:Mon, 23 Nov 2026 00:03:37 GMT\n"
+	                          "x-ms-version:2021-08-06\n"
+	                          "/devstoreaccount1/devstoreaccount1/test/dir/a%20b.csv\n"
+	                          "blockid:MDAwMDAx\n"
+	                          "comp:block");
+}
+
+TEST(AzureSharedKey, AnEmptyBodyIsSignedWithoutContentLength) {
+	// The SDK's string for a Put Blob of 0 bytes (Content-Length: 0 is signed as an empty line).
+	auto string_to_sign =
+	    SharedKeyStringToSign("PUT",
+	                          {{"x-ms-date", "Mon, 23 Nov 2026 00:03:37 GMT"},
+	                           {"x-ms-version", "2021-08-06"},
+	                           {"x-ms-blob-type", "BlockBlob"}},
+	                          "devstoreaccount1", "/devstoreaccount1/test/x.csv", {}, 0, "application/octet-stream");
+	EXPECT_EQ(string_to_sign, "PUT\n\n\n\n\napplication/octet-stream\n\n\n\n\n\n\n"
+	                          "x-ms-blob-type:BlockBlob\n"
+	                          "x-ms-date:Mon, 23 Nov 2026 00:03:37 GMT\n"
+	                          "x-ms-version:2021-08-06\n"
+	                          "/devstoreaccount1/devstoreaccount1/test/x.csv");
+}
+
+TEST(AzureSharedKey, QueryNamesAreLowerCasedAndSorted) {
+	auto string_to_sign = SharedKeyStringToSign("PUT", {}, "a", "/c/b", {{"Comp", "blocklist"}, {"b", "x/y+z="}});
+	EXPECT_EQ(string_to_sign.substr(string_to_sign.find("/a/c/b")), "/a/c/b\nb:x/y+z=\ncomp:blocklist");
+}
+
+TEST(AzureBlockList, CommitsTheLatestBlockOfEachIdInOrder) {
+	EXPECT_EQ(AzureBlockListXml({"MDAwMDAx", "MDAwMDAy"}),
+	          "<?xml version=\"1.0\" encoding=\"utf-8\"?><BlockList><Latest>MDAwMDAx</Latest>"
+	          "<Latest>MDAwMDAy</Latest></BlockList>");
+	EXPECT_EQ(AzureBlockListXml({}), "<?xml version=\"1.0\" encoding=\"utf-8\"?><BlockList></BlockList>");
+}
+
 TEST(HttpDate, FormatsAndParsesRfc1123) {
 	EXPECT_EQ(FormatHttpDate(784111777), "Sun, 06 Nov 1994 08:49:37 GMT");
 	std::time_t seconds = 0;

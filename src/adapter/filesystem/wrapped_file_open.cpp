@@ -1,3 +1,4 @@
+#include "adapter/stores/azure_uploads.hpp"
 #include "adapter/stores/s3_tails.hpp"
 #include "adapter/stores/s3_uploads.hpp"
 #include "adapter/extension/settings.hpp"
@@ -55,8 +56,12 @@ unique_ptr<FileHandle> WrappedFileSystem::OpenFileExtended(const duckdb::OpenFil
                                                            optional_ptr<FileOpener> opener) {
 	auto settings = ReadSettings(opener, *state).Effective();
 	bool read_only = flags.OpenForReading() && !flags.OpenForWriting();
-	if (tails_by_get && settings.UploadsActive() && flags.OpenForWriting() && !flags.OpenForReading() &&
-	    !flags.OpenForAppending() && !flags.ExclusiveCreate() && !flags.ReturnNullIfExists()) {
+	if (versions_by_head && !read_only) {
+		AzureVersions::Forget(file.path, opener); // what this query looked up is not what it is writing
+	}
+	if ((tails_by_get || versions_by_head) && settings.UploadsActive() && flags.OpenForWriting() &&
+	    !flags.OpenForReading() && !flags.OpenForAppending() && !flags.ExclusiveCreate() &&
+	    !flags.ReturnNullIfExists()) {
 		auto budget = state->upload_budget->Limit();
 		if (settings.write_part_size_bytes > budget) {
 			throw duckdb::InvalidInputException(
@@ -65,7 +70,8 @@ unique_ptr<FileHandle> WrappedFileSystem::OpenFileExtended(const duckdb::OpenFil
 			    file.path, static_cast<unsigned long long>(settings.write_part_size_bytes),
 			    static_cast<unsigned long long>(budget));
 		}
-		auto target = S3Uploads::TargetFor(file.path, opener, *stats);
+		auto target = tails_by_get ? S3Uploads::TargetFor(file.path, opener, *stats)
+		                           : AzureUploads::TargetFor(file.path, opener, *stats);
 		if (target) {
 			UploadOptions options;
 			options.part_size = settings.write_part_size_bytes;
@@ -76,9 +82,6 @@ unique_ptr<FileHandle> WrappedFileSystem::OpenFileExtended(const duckdb::OpenFil
 			return duckdb::make_uniq<WrappedFileHandle>(*this, file.path, flags, std::move(upload), stats,
 			                                            std::move(mark), settings);
 		}
-	}
-	if (versions_by_head && !read_only) {
-		AzureVersions::Forget(file.path, opener);
 	}
 	unique_ptr<WrappedFileHandle> handle;
 	if (settings.enabled && read_only && versions_by_head) {

@@ -1,12 +1,10 @@
 #include "adapter/stores/s3_uploads.hpp"
 
-#include "adapter/filesystem/error_context.hpp"
 #include "adapter/stores/s3_signing.hpp"
-#include "duckdb/common/exception/http_exception.hpp"
-#include "duckdb/main/client_context.hpp"
+#include "adapter/stores/upload_requests.hpp"
+#include "duckdb/common/exception.hpp"
 #include "mbedtls_wrapper.hpp"
 
-#include <mutex>
 #include <vector>
 
 namespace httpfs2 {
@@ -39,12 +37,10 @@ string Sha256Hex(const string &bytes) {
 
 class S3UploadTarget : public UploadTarget {
 public:
-	S3UploadTarget(string path_p, S3Credentials credentials_p, S3Address address_p, duckdb::HTTPUtil &http_p,
-	               duckdb::unique_ptr<duckdb::HTTPParams> params_p, ReadStats &stats_p)
-	    : path(std::move(path_p)), credentials(std::move(credentials_p)), address(std::move(address_p)), http(http_p),
-	      params(std::move(params_p)), stats(stats_p) {
-		// DuckDB's HTTP log records headers: the signature and the session token must not reach it.
-		params->logger = nullptr;
+	S3UploadTarget(std::unique_ptr<UploadRequests> requests_p, S3Credentials credentials_p, S3Address address_p,
+	               ReadStats &stats_p)
+	    : requests(std::move(requests_p)), path(requests->path), credentials(std::move(credentials_p)),
+	      address(std::move(address_p)), stats(stats_p) {
 	}
 
 	string Begin() override {
@@ -87,10 +83,10 @@ public:
 	void Abort(const string &upload_id) noexcept override {
 		try {
 			auto request = Signed("DELETE", {{"uploadId", upload_id}}, SigV4Request::EMPTY_PAYLOAD_SHA256);
-			duckdb::DeleteRequestInfo info(request.first, request.second, *params);
-			auto client = TakeClient();
-			http.Request(info, client);
-			stats.Add(Counter::UPLOADS_ABORTED);
+			duckdb::DeleteRequestInfo info(request.first, request.second, requests->Params());
+			if (requests->TrySend(info)) {
+				stats.Add(Counter::UPLOADS_ABORTED);
+			}
 		} catch (...) { // nothing more to do: S3's lifecycle rules remove what is left
 		}
 	}
@@ -125,66 +121,26 @@ private:
 	duckdb::unique_ptr<duckdb::HTTPResponse> Put(const Query &query, const char *data, uint64_t size,
 	                                             const string &context) {
 		auto request = Signed("PUT", query, SigV4Request::UNSIGNED_PAYLOAD);
-		duckdb::PutRequestInfo info(request.first, request.second, *params,
+		duckdb::PutRequestInfo info(request.first, request.second, requests->Params(),
 		                            reinterpret_cast<duckdb::const_data_ptr_t>(data), size, CONTENT_TYPE);
-		return Send(info, context);
+		return requests->Send(info, context);
 	}
 
 	//! The answer's body.
 	string Post(const Query &query, const string &body, const string &context) {
 		auto request = Signed("POST", query, Sha256Hex(body));
-		duckdb::PostRequestInfo info(request.first, request.second, *params,
+		duckdb::PostRequestInfo info(request.first, request.second, requests->Params(),
 		                             reinterpret_cast<duckdb::const_data_ptr_t>(body.data()), body.size());
-		Send(info, context);
+		requests->Send(info, context);
 		return std::move(info.buffer_out);
 	}
 
-	//! Sends on a kept-alive connection; httpfs's error (type, status code) with httpfs2's context on failure.
-	duckdb::unique_ptr<duckdb::HTTPResponse> Send(duckdb::BaseRequest &info, const string &context) {
-		auto client = TakeClient();
-		duckdb::unique_ptr<duckdb::HTTPResponse> response;
-		try {
-			response = http.Request(info, client);
-		} catch (std::exception &error) {
-			RethrowWithContext(error, "httpfs2: " + context + " of '" + path + "' failed: ", address.Url());
-		}
-		if (!response) {
-			throw duckdb::IOException("httpfs2: %s of '%s' failed: no answer", context, path);
-		}
-		if (!response->Success()) {
-			throw duckdb::HTTPException(*response, "httpfs2: %s of '%s' failed: HTTP %d", context, path,
-			                            static_cast<int>(response->status));
-		}
-		GiveBack(std::move(client));
-		return response;
-	}
-
-	duckdb::unique_ptr<duckdb::HTTPClient> TakeClient() {
-		std::lock_guard<std::mutex> guard(lock);
-		if (idle.empty()) {
-			return nullptr;
-		}
-		auto client = std::move(idle.back());
-		idle.pop_back();
-		return client;
-	}
-
-	void GiveBack(duckdb::unique_ptr<duckdb::HTTPClient> client) {
-		if (client) {
-			std::lock_guard<std::mutex> guard(lock);
-			idle.push_back(std::move(client));
-		}
-	}
-
 	static const string CONTENT_TYPE;
-	const string path;
+	const std::unique_ptr<UploadRequests> requests;
+	const string &path;
 	const S3Credentials credentials;
 	const S3Address address;
-	duckdb::HTTPUtil &http;
-	const duckdb::unique_ptr<duckdb::HTTPParams> params;
 	ReadStats &stats;
-	std::mutex lock;
-	std::vector<duckdb::unique_ptr<duckdb::HTTPClient>> idle;
 };
 
 const string S3UploadTarget::CONTENT_TYPE = "application/octet-stream";
@@ -193,17 +149,17 @@ const string S3UploadTarget::CONTENT_TYPE = "application/octet-stream";
 
 std::shared_ptr<UploadTarget> S3Uploads::TargetFor(const string &path, optional_ptr<FileOpener> opener,
                                                    ReadStats &stats) {
-	auto context = FileOpener::TryGetClientContext(opener);
 	S3Credentials credentials;
 	S3Address address;
-	if (!context || !S3Credentials::Read(path, opener, credentials) || !credentials.kms_key_id.empty() ||
+	if (!S3Credentials::Read(path, opener, credentials) || !credentials.kms_key_id.empty() ||
 	    !S3Address::Resolve(path, credentials.endpoint, credentials.url_style, credentials.use_ssl, address)) {
 		return nullptr;
 	}
-	auto &http = duckdb::HTTPUtil::Get(*context->db);
-	duckdb::FileOpenerInfo info {path};
-	return std::make_shared<S3UploadTarget>(path, std::move(credentials), std::move(address), http,
-	                                        http.InitializeParameters(opener, &info), stats);
+	auto requests = UploadRequests::For(path, opener);
+	if (!requests) {
+		return nullptr;
+	}
+	return std::make_shared<S3UploadTarget>(std::move(requests), std::move(credentials), std::move(address), stats);
 }
 
 } // namespace httpfs2

@@ -116,11 +116,16 @@ std::string UrlPath(const std::string &url) {
 }
 
 std::string SharedKeyStringToSign(const std::string &verb, std::vector<HttpHeader> ms_headers,
-                                  const std::string &account_name, const std::string &url_path) {
+                                  const std::string &account_name, const std::string &url_path,
+                                  std::vector<HttpHeader> query, uint64_t content_length,
+                                  const std::string &content_type) {
 	// Content-Encoding, -Language, -Length, -MD5, -Type, Date, If-Modified-Since, If-Match, If-None-Match,
-	// If-Unmodified-Since, Range: none of them is sent (x-ms-date stands in for Date).
-	std::string result = verb + "\n";
-	for (int i = 0; i < 11; i++) {
+	// If-Unmodified-Since, Range: of these only Content-Length and Content-Type are sent (x-ms-date stands in for
+	// Date), and a Content-Length of 0 is signed as empty.
+	std::string result = verb + "\n\n\n";
+	result += (content_length == 0 ? std::string() : std::to_string(content_length)) + "\n\n";
+	result += content_type + "\n";
+	for (int i = 0; i < 6; i++) {
 		result += "\n";
 	}
 	for (auto &header : ms_headers) {
@@ -130,7 +135,23 @@ std::string SharedKeyStringToSign(const std::string &verb, std::vector<HttpHeade
 	for (auto &header : ms_headers) {
 		result += header.first + ":" + header.second + "\n";
 	}
-	return result + "/" + account_name + url_path;
+	result += "/" + account_name + url_path;
+	for (auto &parameter : query) {
+		parameter.first = Lower(parameter.first);
+	}
+	std::sort(query.begin(), query.end());
+	for (auto &parameter : query) {
+		result += "\n" + parameter.first + ":" + parameter.second;
+	}
+	return result;
+}
+
+std::string AzureBlockListXml(const std::vector<std::string> &block_ids) {
+	std::string xml = "<?xml version=\"1.0\" encoding=\"utf-8\"?><BlockList>";
+	for (auto &id : block_ids) {
+		xml += "<Latest>" + id + "</Latest>";
+	}
+	return xml + "</BlockList>";
 }
 
 static const char *const WEEKDAYS[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};

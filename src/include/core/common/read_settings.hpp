@@ -57,7 +57,8 @@ struct ParallelReadSettings {
 	bool ReadAheadActive() const {
 		return enabled && read_ahead_enabled;
 	}
-	//! s3:// files opened for writing go to httpfs2's uploader when parallel reads are on and writes not turned off.
+	//! s3:// and az:// files opened for writing go to httpfs2's uploader when parallel reads are on and writes not
+	//! turned off.
 	bool UploadsActive() const {
 		return enabled && write_enabled;
 	}
@@ -147,8 +148,8 @@ constexpr SettingSpec SETTING_SPECS[] = {
         "CPU than it waits; 0 always does",
         SettingScope::SESSION, 5, 0, 60000, &ParallelReadSettings::min_latency_ms),
     FlagSetting("httpfs2_write_enabled",
-                "Write s3:// files with httpfs2's uploader: parts of write_part_size_bytes sent in parallel on the IO "
-                "pool as they fill, the object complete when the file closes or left as it was; only when "
+                "Write s3:// and az:// files with httpfs2's uploader: parts of write_part_size_bytes sent in parallel "
+                "on the IO pool as they fill, the object complete when the file closes or left as it was; only when "
                 "httpfs2_parallel_read_enabled is on",
                 true, &ParallelReadSettings::write_enabled),
     NumberSetting("httpfs2_write_part_size_bytes",

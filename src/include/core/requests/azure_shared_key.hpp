@@ -3,13 +3,15 @@
 //
 // core/requests/azure_shared_key.hpp
 //
-// What httpfs2 needs to ask Azure Blob Storage for a blob's ETag itself (the azure extension keeps none): the
-// account and endpoint from a connection string, the blob URL of an az:// path, and the string a SharedKey
-// request signs. The HMAC itself is computed by the adapter (DuckDB's mbedtls).
+// What httpfs2 needs to send Azure Blob Storage requests itself (a blob's ETag, which the azure extension does not
+// report; the requests of a block blob's upload): the account and endpoint from a connection string, the blob URL of an
+// az:// path, the string a SharedKey request signs and a block list. The HMAC itself is computed by the adapter
+// (DuckDB's mbedtls).
 //===----------------------------------------------------------------------===//
 
 #pragma once
 
+#include <cstdint>
 #include <ctime>
 #include <string>
 #include <utility>
@@ -56,10 +58,18 @@ std::string PercentEncode(const std::string &text, bool keep_slashes = false);
 //! The path of `url` (from the first '/' after the authority), as the canonicalized resource needs it.
 std::string UrlPath(const std::string &url);
 
-//! The string a SharedKey request without body, conditional or range headers signs (version 2015-02-21 on):
-//! the verb, eleven empty standard headers, the sorted `x-ms-*` headers, then `/<account><url path>`.
+//! The string a SharedKey request without conditional or range headers signs (version 2015-02-21 on): the verb,
+//! the eleven standard headers of which only Content-Length (empty for no body) and Content-Type are sent, the
+//! sorted `x-ms-*` headers, `/<account><url path>`, then the query parameters (each name once, values decoded) sorted
+//! by name as `\n<name>:<value>` lines.
 std::string SharedKeyStringToSign(const std::string &verb, std::vector<HttpHeader> ms_headers,
-                                  const std::string &account_name, const std::string &url_path);
+                                  const std::string &account_name, const std::string &url_path,
+                                  std::vector<HttpHeader> query = {}, uint64_t content_length = 0,
+                                  const std::string &content_type = std::string());
+
+//! The body of a Put Block List that commits `block_ids` (base64, as sent with Put Block) in this order, each the
+//! latest block of that id: staged, or committed already when an earlier identical request took effect.
+std::string AzureBlockListXml(const std::vector<std::string> &block_ids);
 
 //! RFC 1123 date in GMT ("Sun, 06 Nov 1994 08:49:37 GMT"), as x-ms-date and Last-Modified use it.
 std::string FormatHttpDate(std::time_t seconds);
