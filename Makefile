@@ -3,10 +3,11 @@
 #   make test            format check, unit tests (also under TSan and ASan), integration tests
 #   make demo            the short benchmark, native vs httpfs2
 #   make repository      build/repository/: a DuckDB extension repository (INSTALL httpfs2 FROM '<its path or URL>')
+#   make wheel           dist/duckdb_extension_httpfs2-*.whl: a Python wheel of the extension (pip install it)
 #   make bench           bench/runner.py with BENCH_ARGS, e.g. make bench BENCH_ARGS='--mode full'
 #   make format          apply clang-format and ruff
 #   make format-check    report unformatted files and lint findings, change nothing
-#   make clean           remove build/ (never the machine-wide DuckDB build in ~/.cache/httpfs2)
+#   make clean           remove build/ and dist/ (never the machine-wide DuckDB build in ~/.cache/httpfs2)
 # TEST_ARGS go to pytest (make test TEST_ARGS='-k reads'), DEMO_ARGS to the demo's bench runner.
 
 SHELL := /bin/bash
@@ -18,7 +19,7 @@ BENCH_ARGS ?=
 DEMO_ARGS ?=
 TEST_ARGS ?=
 
-.PHONY: build test demo bench repository format format-check clean
+.PHONY: build test demo bench repository wheel format format-check clean
 
 build:
 	bash scripts/build.sh </dev/null
@@ -38,6 +39,10 @@ repository:
 	bash scripts/build.sh </dev/null
 	bash scripts/repository.sh </dev/null
 
+wheel:
+	bash scripts/build.sh </dev/null
+	bash scripts/wheel.sh </dev/null
+
 format:
 	bash scripts/format.sh </dev/null
 
@@ -45,4 +50,4 @@ format-check:
 	bash scripts/format.sh --check </dev/null
 
 clean:
-	rm -rf -- build
+	rm -rf -- build dist

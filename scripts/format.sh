@@ -21,7 +21,7 @@ esac
 bash scripts/setup_env.sh </dev/null
 CLANG_FORMAT=.venv/bin/clang-format
 RUFF=.venv/bin/ruff
-PYTHON_PATHS=(bench rig test scripts)
+PYTHON_PATHS=(bench rig test scripts packaging)
 mapfile -t cpp_files < <({
 	find src -name '*.cpp' -o -name '*.hpp'
 	find test/unit -maxdepth 1 -name '*.cpp' -o -name '*.hpp'
