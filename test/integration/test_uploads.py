@@ -55,6 +55,7 @@ def test_copy_is_byte_equal_to_the_same_copy_written_locally(con, rig, tmp_path,
     assert counters["upload_bytes"] == len(expected), counters
     assert counters["uploads_aborted"] == 0, counters
     assert 0 < counters["upload_memory_peak"] <= counters["upload_memory_limit"], counters
+    assert counters["upload_close_seconds"] > 0, counters
     assert open_multipart_uploads(rig) == []
     # and DuckDB reads it back as written
     assert con.execute(f"SELECT count(*), sum(i) FROM '{rig.url(key)}'").fetchone() == (300000, 44999850000)

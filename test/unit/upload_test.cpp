@@ -303,12 +303,12 @@ TEST(ObjectUpload, DestroyedWithoutCloseAbortsAndNeverCompletes) {
 }
 
 TEST(ObjectUpload, ManyObjectsBeingWrittenHoldWhatTheyWroteNotAPartEach) {
-	// 16 files of a partitioned COPY, each under a part so far, in a budget of 8 parts.
+	// 16 files of a partitioned COPY, each under the smallest part so far, in a budget of 8 parts.
 	Fixture f(8 * PART);
 	std::vector<std::unique_ptr<ObjectUpload>> uploads;
 	auto bytes = RandomBytes(PART / 4);
 	for (int i = 0; i < 16; i++) {
-		uploads.push_back(f.Upload());
+		uploads.push_back(f.Upload(1, PART / 2));
 		uploads.back()->Write(bytes.data(), bytes.size());
 	}
 	EXPECT_EQ(f.budget->InUse(), 16 * PART / 4);
@@ -433,6 +433,44 @@ TEST(ObjectUpload, AWriterOutOfBudgetSendsItsBufferEarlyAsTheFirstPart) {
 		}
 	}
 	EXPECT_LE(f.budget->Peak(), 2 * PART);
+}
+
+TEST(ObjectUpload, AClosingFileMakesTheOthersSendTheirPartsEarly) {
+	// The files of a PARTITION_BY are closed one after another: when the first closes, the others send what the
+	// store takes as parts (a first part of what they hold when that is at least the smallest part; a full part),
+	// so that their own closes only send their tails. A file under the smallest part stays one PUT.
+	Fixture f(64 * PART);
+	std::vector<std::shared_ptr<SimulatedUploadStore>> stores;
+	std::vector<std::unique_ptr<ObjectUpload>> uploads;
+	const uint64_t sizes[] = {PART / 8, PART / 2, PART / 8};
+	std::vector<std::string> objects;
+	for (int i = 0; i < 3; i++) {
+		stores.push_back(std::make_shared<SimulatedUploadStore>());
+		UploadOptions options;
+		options.part_size = PART;
+		options.charge_step = PART / 16;
+		options.min_part_size = PART / 4;
+		uploads.emplace_back(new ObjectUpload(stores.back(), f.pool, f.budget, options));
+		objects.push_back(RandomBytes(sizes[i], 30 + i));
+		uploads[i]->Write(objects[i].data(), objects[i].size());
+	}
+	uploads[0]->Close();
+	EXPECT_EQ(stores[0]->puts, 1u);
+	for (int wait = 0; wait < 1000 && stores[1]->attempts.empty(); wait++) {
+		std::this_thread::sleep_for(std::chrono::milliseconds(1));
+	}
+	EXPECT_EQ(stores[1]->begins_asked.load(), 1u) << "the second file's upload began before its close";
+	EXPECT_EQ(stores[2]->begins_asked.load(), 0u) << "a file under the smallest part waits for its close";
+	auto tail = RandomBytes(100, 40);
+	uploads[1]->Write(tail.data(), tail.size());
+	for (int i = 1; i < 3; i++) {
+		uploads[i]->Close();
+	}
+	EXPECT_EQ(stores[1]->object, objects[1] + tail);
+	EXPECT_EQ(stores[1]->part_sizes.at(1), PART / 2);
+	EXPECT_EQ(stores[1]->part_sizes.at(2), tail.size());
+	EXPECT_EQ(stores[2]->object, objects[2]);
+	EXPECT_EQ(stores[2]->puts, 1u);
 }
 
 TEST(ObjectUpload, PartsDroppedWithThePoolFailTheObject) {

@@ -43,7 +43,7 @@ const vector<Column> &ExtraColumns() {
 
 //! Durations are counted in microseconds and shown in seconds.
 bool IsDuration(Counter counter) {
-	return counter == Counter::SUB_READ_MICROS;
+	return counter == Counter::SUB_READ_MICROS || counter == Counter::UPLOAD_CLOSE_MICROS;
 }
 
 //! NULL until the model has a sample, so an unlearned value is never mistaken for a measurement.

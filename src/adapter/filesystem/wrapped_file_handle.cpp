@@ -2,6 +2,8 @@
 
 #include "core/split/range_planner.hpp"
 
+#include <chrono>
+
 namespace httpfs2 {
 
 using duckdb::FileHandle;
@@ -144,7 +146,12 @@ WrappedFileHandle::~WrappedFileHandle() = default;
 void WrappedFileHandle::Close() {
 	if (upload && !upload_closed) {
 		upload_closed = true;
+		auto start = std::chrono::steady_clock::now();
 		upload->Close();
+		upload_stats->Add(Counter::UPLOAD_CLOSE_MICROS,
+		                  static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+		                                            std::chrono::steady_clock::now() - start)
+		                                            .count()));
 		uploading.reset();
 		upload_stats->Add(Counter::FILES_UPLOADED);
 		upload_stats->Add(Counter::UPLOAD_BYTES_SPILLED, upload->BytesSpilled());

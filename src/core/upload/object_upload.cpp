@@ -217,14 +217,15 @@ ObjectUpload::ObjectUpload(std::shared_ptr<UploadTarget> target, IoPool &pool, s
 	if (options.part_size == 0) {
 		throw std::invalid_argument("the part size of an upload must be at least 1 byte");
 	}
-	state->budget->UploadOpened();
+	state->budget->UploadOpened(*this);
 }
 
 ObjectUpload::~ObjectUpload() {
+	// First, so that no other close sends from this object while it goes.
+	state->budget->UploadClosed(*this);
 	if (!closed) {
 		Abandon();
 	}
-	state->budget->UploadClosed();
 }
 
 void ObjectUpload::Abandon() noexcept {
@@ -286,7 +287,21 @@ bool ObjectUpload::Charge(uint64_t needed) {
 	return false;
 }
 
+void ObjectUpload::SendEarly() {
+	std::unique_lock<std::mutex> guard(writing, std::try_to_lock);
+	if (!guard || closed || !buffer || state->Failure()) {
+		return;
+	}
+	if (parts_sealed == 0 && filled >= options.min_part_size) {
+		part_size = filled;
+	}
+	if (filled == part_size) {
+		Seal();
+	}
+}
+
 void ObjectUpload::Write(const char *data, uint64_t size) {
+	std::lock_guard<std::mutex> guard(writing);
 	if (closed) {
 		throw std::logic_error("write to an upload that was closed");
 	}
@@ -328,10 +343,12 @@ void ObjectUpload::Write(const char *data, uint64_t size) {
 }
 
 void ObjectUpload::Close() {
+	std::lock_guard<std::mutex> guard(writing);
 	if (closed) {
 		throw std::logic_error("an upload is closed once");
 	}
 	closed = true;
+	state->budget->SendOthersEarly(*this);
 	if (auto failure = state->Failure()) {
 		Abandon();
 		std::rethrow_exception(failure);

@@ -1,5 +1,7 @@
 #include "core/upload/upload_budget.hpp"
 
+#include "core/upload/object_upload.hpp"
+
 #include <algorithm>
 
 namespace httpfs2 {
@@ -47,19 +49,28 @@ void UploadBudget::PartSettled(uint64_t released) {
 	freed.notify_all();
 }
 
-void UploadBudget::UploadOpened() {
-	std::lock_guard<std::mutex> guard(lock);
-	uploads_open++;
+void UploadBudget::UploadOpened(ObjectUpload &upload) {
+	std::lock_guard<std::mutex> guard(uploads_lock);
+	uploads.insert(&upload);
 }
 
-void UploadBudget::UploadClosed() {
-	std::lock_guard<std::mutex> guard(lock);
-	uploads_open--;
+void UploadBudget::UploadClosed(ObjectUpload &upload) {
+	std::lock_guard<std::mutex> guard(uploads_lock);
+	uploads.erase(&upload);
 }
 
 uint64_t UploadBudget::FairShare() const {
-	std::lock_guard<std::mutex> guard(lock);
-	return bytes.Limit() / std::max<uint64_t>(uploads_open, 1);
+	std::lock_guard<std::mutex> guard(uploads_lock);
+	return bytes.Limit() / std::max<size_t>(uploads.size(), 1);
+}
+
+void UploadBudget::SendOthersEarly(ObjectUpload &closing) {
+	std::lock_guard<std::mutex> guard(uploads_lock);
+	for (auto upload : uploads) {
+		if (upload != &closing) {
+			upload->SendEarly();
+		}
+	}
 }
 
 uint64_t UploadBudget::InUse() const {

@@ -70,6 +70,9 @@ enum class Counter : size_t {
 	UPLOAD_BYTES,
 	UPLOADS_ABORTED,
 	UPLOAD_BYTES_SPILLED,
+	//! Time writers spent in the Close of uploaded files (the last part, waiting for the others, the completion);
+	//! DuckDB closes the files of a PARTITION_BY one after another (shown in seconds).
+	UPLOAD_CLOSE_MICROS,
 	COUNT
 };
 
@@ -115,6 +118,7 @@ constexpr CounterSpec COUNTER_SPECS[] = {
     {Counter::UPLOAD_BYTES, "upload_bytes"},
     {Counter::UPLOADS_ABORTED, "uploads_aborted"},
     {Counter::UPLOAD_BYTES_SPILLED, "upload_bytes_spilled"},
+    {Counter::UPLOAD_CLOSE_MICROS, "upload_close_seconds"},
 };
 static_assert(sizeof(COUNTER_SPECS) / sizeof(COUNTER_SPECS[0]) == COUNTER_COUNT, "every counter needs a column");
 

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -71,6 +72,10 @@ public:
 	//! Sends what remains and completes the object: complete and visible when this returns. On failure the upload is
 	//! aborted and the failure thrown. Once only.
 	void Close();
+	//! Another object is being closed (UploadBudget::SendOthersEarly): unless this one is being written right now, the
+	//! bytes it holds that the store takes as a part are sent now (a first part of at least min_part_size fixes the
+	//! object's part size at what it holds), so that its own Close has only its tail to send.
+	void SendEarly();
 	uint64_t BytesWritten() const {
 		return written;
 	}
@@ -98,6 +103,8 @@ private:
 
 	const std::shared_ptr<State> state;
 	const UploadOptions options;
+	//! Held by Write and Close; SendEarly only tries it.
+	std::mutex writing;
 	//! The length of this object's parts: until the first is sealed, options.part_size within the budget's fair
 	//! share (or what the first held when it was sealed early), then fixed.
 	uint64_t part_size;

@@ -15,8 +15,11 @@
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <set>
 
 namespace httpfs2 {
+
+class ObjectUpload;
 
 class UploadBudget {
 public:
@@ -35,11 +38,16 @@ public:
 	//! A part was acknowledged, failed or dropped: its `bytes` are free.
 	void PartSettled(uint64_t bytes);
 
-	//! An upload opened or closed: the budget is shared fairly between the uploads being written.
-	void UploadOpened();
-	void UploadClosed();
+	//! An upload opened or closed: the budget is shared fairly between the uploads being written, and a closing one
+	//! asks the others to send what they can (see SendOthersEarly).
+	void UploadOpened(ObjectUpload &upload);
+	void UploadClosed(ObjectUpload &upload);
 	//! The limit divided by the uploads open.
 	uint64_t FairShare() const;
+	//! A file is being closed: DuckDB closes the files of a PARTITION_BY one after another, each waiting for its last
+	//! part, so the others, whose bytes are nearly all written by then, send now what the store takes as parts
+	//! (ObjectUpload::SendEarly) and only their tails are left for their own closes.
+	void SendOthersEarly(ObjectUpload &closing);
 
 	uint64_t InUse() const;
 	uint64_t Peak() const;
@@ -54,7 +62,9 @@ private:
 	std::condition_variable freed;
 	uint64_t parts_in_flight = 0;
 	uint64_t parts_in_flight_peak = 0;
-	uint64_t uploads_open = 0;
+	//! The uploads open; their own locks are only tried while this is held.
+	mutable std::mutex uploads_lock;
+	std::set<ObjectUpload *> uploads;
 };
 
 } // namespace httpfs2
