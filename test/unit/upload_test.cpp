@@ -131,12 +131,17 @@ struct Fixture {
 	      budget(std::make_shared<UploadBudget>(budget_bytes)) {
 	}
 	std::unique_ptr<ObjectUpload> Upload(uint64_t attempts = 1, uint64_t min_part_size = PART / 4) {
+		return UploadTo(store, min_part_size, PART / 4, attempts);
+	}
+	//! An upload of parts of PART bytes to `target`, sharing this fixture's pool and budget.
+	std::unique_ptr<ObjectUpload> UploadTo(std::shared_ptr<SimulatedUploadStore> target, uint64_t min_part_size,
+	                                       uint64_t charge_step = PART / 4, uint64_t attempts = 1) {
 		UploadOptions options;
 		options.part_size = PART;
 		options.part_attempts = attempts;
-		options.charge_step = PART / 4;
+		options.charge_step = charge_step;
 		options.min_part_size = min_part_size;
-		return std::unique_ptr<ObjectUpload>(new ObjectUpload(store, pool, budget, options));
+		return std::unique_ptr<ObjectUpload>(new ObjectUpload(std::move(target), pool, budget, options));
 	}
 	std::shared_ptr<SimulatedUploadStore> store;
 	IoPool pool;
@@ -330,11 +335,7 @@ TEST(ObjectUpload, APartTheBudgetCannotHoldGoesOnOnDiskInsteadOfWaitingForever) 
 	std::vector<std::unique_ptr<ObjectUpload>> uploads;
 	for (int i = 0; i < 3; i++) {
 		stores.push_back(std::make_shared<SimulatedUploadStore>());
-		UploadOptions options;
-		options.part_size = PART;
-		options.charge_step = PART / 4;
-		options.min_part_size = PART;
-		uploads.emplace_back(new ObjectUpload(stores.back(), f.pool, f.budget, options));
+		uploads.push_back(f.UploadTo(stores.back(), PART));
 	}
 	auto bytes = RandomBytes(3 * PART + 5, 21);
 	for (uint64_t offset = 0; offset < bytes.size(); offset += PART - 1) {
@@ -355,19 +356,15 @@ TEST(ObjectUpload, APartTheBudgetCannotHoldGoesOnOnDiskInsteadOfWaitingForever) 
 
 TEST(ObjectUpload, AnObjectKeptOnDiskWholeIsOnePut) {
 	Fixture f(PART);
-	UploadOptions options;
-	options.part_size = PART;
-	options.charge_step = PART / 4;
-	options.min_part_size = PART;
 	auto holder = f.Upload(1, PART);
 	auto filler = RandomBytes(PART - 10, 3);
 	holder->Write(filler.data(), filler.size());
-	ObjectUpload upload(f.store, f.pool, f.budget, options);
+	auto upload = f.Upload(1, PART);
 	auto bytes = RandomBytes(PART / 2, 4);
-	upload.Write(bytes.data(), bytes.size());
-	upload.Close();
+	upload->Write(bytes.data(), bytes.size());
+	upload->Close();
 	EXPECT_EQ(f.store->object, bytes);
-	EXPECT_EQ(upload.BytesSpilled(), bytes.size());
+	EXPECT_EQ(upload->BytesSpilled(), bytes.size());
 	EXPECT_EQ(f.store->puts, 1u);
 }
 
@@ -380,11 +377,7 @@ TEST(ObjectUpload, FilesWrittenInTurnShareTheBudgetFairly) {
 	auto stores = std::vector<std::shared_ptr<SimulatedUploadStore>>();
 	for (int i = 0; i < 3; i++) {
 		stores.push_back(std::make_shared<SimulatedUploadStore>());
-		UploadOptions options;
-		options.part_size = PART;
-		options.charge_step = PART / 4;
-		options.min_part_size = PART / 4;
-		uploads.emplace_back(new ObjectUpload(stores.back(), f.pool, f.budget, options));
+		uploads.push_back(f.UploadTo(stores.back(), PART / 4));
 		objects.push_back(RandomBytes(5 * PART + 77, 100 + i));
 	}
 	uint64_t piece = PART / 4;
@@ -415,8 +408,9 @@ TEST(ObjectUpload, AWriterOutOfBudgetSendsItsBufferEarlyAsTheFirstPart) {
 	// buffers being filled and nothing in flight, its own buffer (at least the smallest part) becomes its first part
 	// at once, and the object's later parts are that size.
 	Fixture f(2 * PART);
+	auto own = std::make_shared<SimulatedUploadStore>();
 	auto first = f.Upload();
-	auto second = f.Upload();
+	auto second = f.UploadTo(own, PART / 4);
 	auto bytes = RandomBytes(4 * PART, 11);
 	first->Write(bytes.data(), PART - 1);
 	second->Write(bytes.data(), PART / 2);
@@ -425,10 +419,10 @@ TEST(ObjectUpload, AWriterOutOfBudgetSendsItsBufferEarlyAsTheFirstPart) {
 	EXPECT_EQ(f.budget->InUse(), 2 * PART);
 	second->Write(bytes.data() + PART / 2, bytes.size() - PART / 2);
 	second->Close();
-	EXPECT_EQ(f.store->object, bytes);
-	ASSERT_GE(f.store->part_sizes.size(), 2u);
-	for (auto &part : f.store->part_sizes) {
-		if (part.first < f.store->part_sizes.size()) {
+	EXPECT_EQ(own->object, bytes);
+	ASSERT_GE(own->part_sizes.size(), 2u);
+	for (auto &part : own->part_sizes) {
+		if (part.first < own->part_sizes.size()) {
 			EXPECT_EQ(part.second, PART / 2) << "part " << part.first;
 		}
 	}
@@ -446,17 +440,13 @@ TEST(ObjectUpload, AClosingFileMakesTheOthersSendTheirPartsEarly) {
 	std::vector<std::string> objects;
 	for (int i = 0; i < 3; i++) {
 		stores.push_back(std::make_shared<SimulatedUploadStore>());
-		UploadOptions options;
-		options.part_size = PART;
-		options.charge_step = PART / 16;
-		options.min_part_size = PART / 4;
-		uploads.emplace_back(new ObjectUpload(stores.back(), f.pool, f.budget, options));
+		uploads.push_back(f.UploadTo(stores.back(), PART / 4, PART / 16));
 		objects.push_back(RandomBytes(sizes[i], 30 + i));
 		uploads[i]->Write(objects[i].data(), objects[i].size());
 	}
 	uploads[0]->Close();
 	EXPECT_EQ(stores[0]->puts, 1u);
-	for (int wait = 0; wait < 1000 && stores[1]->attempts.empty(); wait++) {
+	for (int wait = 0; wait < 1000 && stores[1]->begins_asked.load() == 0; wait++) {
 		std::this_thread::sleep_for(std::chrono::milliseconds(1));
 	}
 	EXPECT_EQ(stores[1]->begins_asked.load(), 1u) << "the second file's upload began before its close";
