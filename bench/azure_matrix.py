@@ -405,8 +405,9 @@ def main():
             targets.httpfs2_ext = str(out / "httpfs2.duckdb_extension")
         for profile in args.profiles:
             targets.profile = profile
-            apply_profile(azure_rig, profile)
-            apply_profile(s3_rig, profile)
+            # Writes are steps of the matrix: the cap applies to uploads too.
+            apply_profile(azure_rig, profile, uploads_too=True)
+            apply_profile(s3_rig, profile, uploads_too=True)
             for rows in args.rows:
                 for path in args.paths:
                     records += measure_point(targets, path, rows, args.repeats, args.timeout, not args.no_aged, log)

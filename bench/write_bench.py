@@ -100,13 +100,6 @@ print(json.dumps({"wall_s": wall, "cpu_s": cpu, "vm_hwm_mib": int(hwm) / 1024, "
 """
 
 
-def set_profile_both_ways(rig, name: str):
-    profile = rig.set_profile(name)
-    if profile.bandwidth_kbs is not None:
-        rig.add_toxic("bandwidth-up", "bandwidth", {"rate": profile.bandwidth_kbs}, stream="upstream")
-    return profile
-
-
 def run_write(rig, config: str, sql: str, threads: int) -> dict:
     spec = {
         "httpfs": str(httpfs_extension()),
@@ -140,7 +133,11 @@ def main():
     parser.add_argument("--threads", type=int, default=4)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--out", type=Path, default=Path("bench/results") / time.strftime("writes-%Y%m%d-%H%M%S"))
+    parser.add_argument("--report", type=Path, metavar="CSV", help="only print the table of an earlier writes.csv")
     opts = parser.parse_args()
+    if opts.report:
+        report(opts.report)
+        return
     opts.out.mkdir(parents=True, exist_ok=True)
     workload_data.ensure(["tpch-sf1"])
     source = SOURCE.format(source=workload_data.folder("tpch-sf1") / "lineitem.parquet")
@@ -182,7 +179,7 @@ def main():
                                 target = str(folder / workload.leaf)
                             else:
                                 target = f"s3://{rig.bucket}/writes/run{run}/{workload.leaf}"
-                            set_profile_both_ways(rig, profile)
+                            rig.set_profile(profile, uploads_too=True)
                             result = run_write(rig, config, workload.sql(source, target, catalog), opts.threads)
                             rig.set_profile("lan")  # read back at LAN speed
                             got = workload.checksum(check_con, target, catalog)
@@ -221,16 +218,19 @@ def main():
 
 
 def summary(rows: list) -> str:
-    """Markdown: p50 per (profile, workload) of each config, the ratio native / httpfs2, CPU and peak RSS."""
+    """Markdown: p50 per (profile, workload) of each config, the ratio native / httpfs2 (a miss under 1.0x in bold),
+    MB/s of the bytes httpfs2 uploaded, CPU, peak RSS, the parts and upload memory, and the time in closes."""
 
     def p50(profile, workload, config, key):
-        values = [r[key] for r in rows if (r["profile"], r["workload"], r["config"]) == (profile, workload, config)]
+        values = [
+            float(r[key]) for r in rows if (r["profile"], r["workload"], r["config"]) == (profile, workload, config)
+        ]
         return statistics.median(values) if values else float("nan")
 
     lines = [
-        "| workload | profile | threads | native s | httpfs2 s | local s | ratio | CPU s n / h | VmHWM MiB n / h "
-        "| parts | upload memory peak MiB |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| workload | profile | native s | httpfs2 s | local s | ratio | MB/s n / h | CPU s n / h | VmHWM MiB n / h "
+        "| parts | upload memory peak MiB | close s |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     seen = []
     for r in rows:
@@ -243,14 +243,30 @@ def summary(rows: list) -> str:
             json.loads(x["stats"]) for x in rows if (x["profile"], x["workload"], x["config"]) == (*key, "httpfs2")
         ]
         parts = stats[-1].get("upload_parts", 0) if stats else 0
+        megabytes = (stats[-1].get("upload_bytes", 0) if stats else 0) / 1e6
         peak = max((s.get("upload_memory_peak", 0) for s in stats), default=0) / (1 << 20)
+        closes = statistics.median(s.get("upload_close_seconds", 0) for s in stats) if stats else 0
+        ratio = f"{n / h:.2f}x" if n >= h else f"**{n / h:.2f}x**"
         lines.append(
-            f"| {key[1]} | {key[0]} | {r['threads']} | {n:.2f} | {h:.2f} | {loc:.2f} | {n / h:.2f}x | "
+            f"| {key[1]} | {key[0]} | {n:.2f} | {h:.2f} | {loc:.2f} | {ratio} | "
+            f"{megabytes / n:.0f} / {megabytes / h:.0f} | "
             f"{p50(*key, 'native', 'cpu_s'):.2f} / {p50(*key, 'httpfs2', 'cpu_s'):.2f} | "
             f"{p50(*key, 'native', 'vm_hwm_mib'):.0f} / {p50(*key, 'httpfs2', 'vm_hwm_mib'):.0f} "
-            f"| {parts} | {peak:.0f} |"
+            f"| {parts} | {peak:.0f} | {closes:.2f} |"
         )
-    return "\n".join(lines)
+    threads = rows[0]["threads"] if rows else "?"
+    header = (
+        f"DuckDB threads {threads}, httpfs_client_implementation curl, p50 of each config's runs (fresh processes, "
+        "interleaved); profiles: lan 0 ms, region 25 ms + 90 MiB/s, far 80 ms + 40 MiB/s per connection, the cap on "
+        "both directions; ratio = native s / httpfs2 s"
+    )
+    return header + "\n\n" + "\n".join(lines)
+
+
+def report(csv_path: Path):
+    """The table of an earlier run's writes.csv."""
+    with open(csv_path, newline="") as f:
+        print(summary(list(csv.DictReader(f))))
 
 
 if __name__ == "__main__":

@@ -156,21 +156,24 @@ class AzuriteRig(ServerRig):
                 return int(line.split()[1])
         raise RuntimeError("no rchar in /proc/PID/io")
 
-    def set_profile(self, profile: str):
-        apply_profile(self, profile)
+    def set_profile(self, profile: str, uploads_too: bool = False):
+        apply_profile(self, profile, uploads_too)
         self.profile = profile
 
 
-def apply_profile(rig, profile: str):
-    """Installs a network profile on an AzuriteRig or an S3Rig (the S3 rig's own set_profile when it has one)."""
+def apply_profile(rig, profile: str, uploads_too: bool = False):
+    """Installs a network profile on an AzuriteRig or an S3Rig (the S3 rig's own set_profile when it has one); with
+    `uploads_too` its bandwidth cap applies upstream as well."""
     if profile not in PROFILES:
         raise ValueError(f"unknown network profile {profile!r}: one of {sorted(PROFILES)}")
     if not isinstance(rig, AzuriteRig) and hasattr(rig, "set_profile"):
-        rig.set_profile(profile)
+        rig.set_profile(profile, uploads_too)
         return
     rig.remove_toxics()
     for name, toxic_type, attributes in PROFILES[profile]:
         rig.add_toxic(name, toxic_type, attributes)
+        if uploads_too and toxic_type == "bandwidth":
+            rig.add_toxic(f"{name}-up", toxic_type, attributes, stream="upstream")
 
 
 def azure_connect(

@@ -306,13 +306,16 @@ class S3Rig(ServerRig):
         """CPU seconds (user + system) used so far by versitygw and toxiproxy."""
         return {"versitygw": _cpu_seconds(self.versitygw.pid), "toxiproxy": _cpu_seconds(self.toxiproxy.pid)}
 
-    def set_profile(self, name: str) -> NetworkProfile:
+    def set_profile(self, name: str, uploads_too: bool = False) -> NetworkProfile:
         """Replaces all toxics by those of a network profile (PROFILES): a downstream latency toxic, then a
-        downstream bandwidth toxic when the profile caps the rate (each connection separately)."""
+        downstream bandwidth toxic when the profile caps the rate (each connection separately), and with
+        `uploads_too` the same cap upstream (an upload pays the per-connection rate too)."""
         profile = PROFILES[name]
         self.set_latency(profile.latency_ms)
         if profile.bandwidth_kbs is not None:
             self.add_toxic("bandwidth", "bandwidth", {"rate": profile.bandwidth_kbs})
+            if uploads_too:
+                self.add_toxic("bandwidth-up", "bandwidth", {"rate": profile.bandwidth_kbs}, stream="upstream")
         return profile
 
     # --- DuckDB ---
