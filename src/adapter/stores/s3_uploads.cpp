@@ -55,6 +55,11 @@ public:
 
 	string SendPart(const string &upload_id, uint64_t number, const char *data, uint64_t size) override {
 		auto context = "uploading part " + std::to_string(number) + " (" + std::to_string(size) + " bytes)";
+		if (number > MAX_PARTS) {
+			throw duckdb::IOException("httpfs2: %s of '%s' failed: an S3 object has at most %llu parts; raise "
+			                          "httpfs2_write_part_size_bytes",
+			                          context, path, static_cast<unsigned long long>(MAX_PARTS));
+		}
 		auto response = Put({{"partNumber", std::to_string(number)}, {"uploadId", upload_id}}, data, size, context);
 		if (!response->headers.HasHeader("ETag")) {
 			throw duckdb::IOException("httpfs2: %s of '%s': the store's answer has no ETag", context, path);
@@ -135,6 +140,8 @@ private:
 		return std::move(info.buffer_out);
 	}
 
+	//! S3's limit on the parts of one multipart upload.
+	static constexpr uint64_t MAX_PARTS = 10000;
 	static const string CONTENT_TYPE;
 	const std::unique_ptr<UploadRequests> requests;
 	const string &path;
