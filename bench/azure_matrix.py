@@ -12,7 +12,8 @@ selective filter, and as a glob over the 10 files. Here the same steps run again
 byte + 90 MiB/s per connection), for four paths:
 
     az            azure extension 1.5.5 alone
-    az+httpfs2    azure + httpfs2, httpfs2_parallel_read_enabled = true (other httpfs2 settings at defaults)
+    az+httpfs2    httpfs + azure + httpfs2, httpfs2_parallel_read_enabled = true (other httpfs2 settings at defaults;
+                  httpfs for its HTTP client, which httpfs2's az:// uploads need)
     s3            httpfs 1.5.5 alone
     s3+httpfs2    httpfs + httpfs2, httpfs2_parallel_read_enabled = true
 
@@ -161,7 +162,9 @@ class Targets:
         load = [self.azure_ext if azure else self.httpfs_ext]
         with_httpfs2 = path.endswith("+httpfs2")
         if with_httpfs2:
-            load.append(self.httpfs2_ext)
+            # httpfs2's az:// uploads (and version lookups) go through httpfs's HTTP client: DuckDB's built-in one
+            # cannot PUT, and httpfs2 users load httpfs anyway.
+            load = ([self.httpfs_ext] if azure else []) + load + [self.httpfs2_ext]
         return {
             "load": load,
             "secret_sql": rig.secret_sql(),
