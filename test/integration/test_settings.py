@@ -59,13 +59,14 @@ SETTINGS = {
     "httpfs2_write_part_size_bytes": (
         "16777216",
         "BIGINT",
-        "Size of every part of an upload but the last (S3 wants at least 5 MiB); an object up to this size is one PUT",
+        "Size of every part of an upload but the last, at most: files written at once share the memory budget (S3 "
+        "wants at least 5 MiB); an object up to this size is one PUT",
     ),
     "httpfs2_write_memory_limit_bytes": (
         "268435456",
         "BIGINT",
         "Memory for the part buffers of all uploads of the database; never exceeded: a write waits for parts to be "
-        "acknowledged",
+        "acknowledged, and a part it cannot hold goes on in a temporary file",
     ),
 }
 

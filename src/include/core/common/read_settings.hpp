@@ -153,12 +153,12 @@ constexpr SettingSpec SETTING_SPECS[] = {
                 "httpfs2_parallel_read_enabled is on",
                 true, &ParallelReadSettings::write_enabled),
     NumberSetting("httpfs2_write_part_size_bytes",
-                  "Size of every part of an upload but the last (S3 wants at least 5 MiB); an object up to this size "
-                  "is one PUT",
+                  "Size of every part of an upload but the last, at most: files written at once share the memory "
+                  "budget (S3 wants at least 5 MiB); an object up to this size is one PUT",
                   SettingScope::SESSION, 16 * MiB, 5 * MiB, GiB, &ParallelReadSettings::write_part_size_bytes),
     NumberSetting("httpfs2_write_memory_limit_bytes",
                   "Memory for the part buffers of all uploads of the database; never exceeded: a write waits for "
-                  "parts to be acknowledged",
+                  "parts to be acknowledged, and a part it cannot hold goes on in a temporary file",
                   SettingScope::GLOBAL, 256 * MiB, 16 * MiB, 1024 * GiB,
                   &ParallelReadSettings::write_memory_limit_bytes),
 };
