@@ -334,3 +334,17 @@ def test_a_ducklake_insert_is_read_back_as_inserted(con, rig, tmp_path):
         assert data[:4] == b"PAR1" and data[-4:] == b"PAR1", url
     assert stats(con)["files_uploaded"] >= len(files)
     assert open_multipart_uploads(rig) == []
+
+
+def test_a_file_read_then_overwritten_reads_back_what_was_written(con, rig):
+    """A parquet file read with read-ahead on (its footer and tail remembered for its version), then overwritten by
+    the uploader: the next read sees the new object, never bytes of the old one."""
+    uploads(con)
+    con.execute("SET httpfs2_parallel_read_min_latency_ms = 0")  # read ahead at the rig's speed too
+    url = rig.url("uploads/reread.parquet")
+    con.execute(f"COPY (SELECT i FROM range(1000) r(i)) TO '{url}' (FORMAT parquet)")
+    for _ in range(2):
+        assert con.execute(f"SELECT count(*), sum(i) FROM '{url}'").fetchone() == (1000, 499500)
+    assert stats(con)["footer_bytes_reused"] > 0  # the second read used the remembered footer
+    con.execute(f"COPY (SELECT i * 2 AS i FROM range(2000) r(i)) TO '{url}' (FORMAT parquet)")
+    assert con.execute(f"SELECT count(*), sum(i) FROM '{url}'").fetchone() == (2000, 3998000)
