@@ -57,6 +57,9 @@ public:
 		if (fail_complete) {
 			throw std::runtime_error("simulated 200 with an error body on CompleteMultipartUpload");
 		}
+		if (lose_complete_answer && !open.count(id)) {
+			throw std::runtime_error("simulated 404 NoSuchUpload: the retry of a completion whose answer was lost");
+		}
 		auto &parts = open.at(id);
 		EXPECT_EQ(names.size(), parts.size());
 		std::string object;
@@ -65,8 +68,17 @@ public:
 			object += parts.at(n);
 		}
 		this->object = object;
+		completed_names = names;
 		completed++;
 		open.erase(id);
+		if (lose_complete_answer) {
+			throw std::runtime_error("simulated connection reset before the answer to CompleteMultipartUpload");
+		}
+	}
+
+	bool Completed(const std::vector<std::string> &names) noexcept override {
+		std::lock_guard<std::mutex> guard(lock);
+		return completed > 0 && completed_names == names;
 	}
 
 	void Abort(const std::string &id) noexcept override {
@@ -92,6 +104,9 @@ public:
 	std::set<uint64_t> failing_parts;
 	int fail_times = -1; // -1: always
 	bool fail_begin = false, fail_complete = false, fail_put = false;
+	//! Complete completes the object, then throws as a lost answer would.
+	bool lose_complete_answer = false;
+	std::vector<std::string> completed_names;
 	//! Size of each part by number (parts arrive in any order).
 	std::map<uint64_t, uint64_t> part_sizes;
 	uint64_t uploads_begun = 0, completed = 0, aborted = 0, puts = 0;
@@ -289,6 +304,21 @@ TEST(ObjectUpload, AFailedBeginOrCompleteLeavesTheOldObject) {
 	EXPECT_EQ(f.store->object, "the old object");
 	EXPECT_EQ(f.store->aborted, 1u);
 	EXPECT_TRUE(f.store->open.empty());
+}
+
+TEST(ObjectUpload, ACompletionThatTookEffectButLostItsAnswerIsASuccess) {
+	// The store completes the object, then the answer is lost: Close asks whether the object at the key is the one
+	// these parts make, and returns without aborting. A completion that did not happen still fails (above).
+	Fixture f;
+	f.store->lose_complete_answer = true;
+	auto bytes = RandomBytes(3 * PART + 9);
+	auto upload = f.Upload();
+	upload->Write(bytes.data(), bytes.size());
+	upload->Close();
+	EXPECT_EQ(f.store->object, bytes);
+	EXPECT_EQ(f.store->completed, 1u);
+	EXPECT_EQ(f.store->aborted, 0u);
+	EXPECT_EQ(f.budget->InUse(), 0u);
 }
 
 TEST(ObjectUpload, DestroyedWithoutCloseAbortsAndNeverCompletes) {

@@ -2,6 +2,7 @@
 
 #include "adapter/stores/s3_signing.hpp"
 #include "adapter/stores/upload_requests.hpp"
+#include "duckdb/common/crypto/md5.hpp"
 #include "duckdb/common/exception.hpp"
 #include "mbedtls_wrapper.hpp"
 
@@ -26,6 +27,38 @@ string XmlElement(const string &xml, const string &name) {
 	start += open.size();
 	auto end = xml.find("</" + name + ">", start);
 	return end == string::npos ? string() : xml.substr(start, end - start);
+}
+
+string Unquoted(const string &etag) {
+	return etag.size() >= 2 && etag.front() == '"' && etag.back() == '"' ? etag.substr(1, etag.size() - 2) : etag;
+}
+
+//! S3's ETag of a multipart object: the MD5 of its parts' MD5s (their ETags, as bytes), then "-<parts>". Empty when
+//! a part's ETag is not an MD5 (SSE-KMS, other stores): then nothing can be told from it.
+string MultipartETag(const std::vector<string> &parts) {
+	auto nibble = [](char c) {
+		return c >= '0' && c <= '9'   ? c - '0'
+		       : c >= 'a' && c <= 'f' ? c - 'a' + 10
+		       : c >= 'A' && c <= 'F' ? c - 'A' + 10
+		                              : -1;
+	};
+	string digests;
+	for (auto &etag : parts) {
+		auto hex = Unquoted(etag);
+		if (hex.size() != 2 * duckdb::MD5Context::MD5_HASH_LENGTH_BINARY) {
+			return string();
+		}
+		for (size_t i = 0; i < hex.size(); i += 2) {
+			int high = nibble(hex[i]), low = nibble(hex[i + 1]);
+			if (high < 0 || low < 0) {
+				return string();
+			}
+			digests.push_back(static_cast<char>(high * 16 + low));
+		}
+	}
+	duckdb::MD5Context md5;
+	md5.Add(digests);
+	return md5.FinishHex() + "-" + std::to_string(parts.size());
 }
 
 string Sha256Hex(const string &bytes) {
@@ -82,6 +115,23 @@ public:
 			auto code = XmlElement(body, "Code");
 			throw duckdb::IOException("httpfs2: %s of '%s' failed: %s", context, path,
 			                          code.empty() ? string("the store's answer is not a completion") : code);
+		}
+	}
+
+	//! httpfs retries a completion whose answer was lost, and S3 answers the retry that no such upload is left: the
+	//! object is then the one these parts make when its ETag is theirs.
+	bool Completed(const std::vector<string> &parts) noexcept override {
+		try {
+			auto expected = MultipartETag(parts);
+			if (expected.empty()) {
+				return false;
+			}
+			auto request = Signed("HEAD", {}, SigV4Request::EMPTY_PAYLOAD_SHA256);
+			duckdb::HeadRequestInfo info(request.first, request.second, requests->Params());
+			auto response = requests->Send(info, "checking the object after its completion failed");
+			return response->HasHeader("ETag") && Unquoted(response->GetHeaderValue("ETag")) == expected;
+		} catch (...) {
+			return false;
 		}
 	}
 

@@ -374,12 +374,16 @@ void ObjectUpload::Close() {
 		Seal();
 	}
 	auto failure = state->WaitForParts();
+	if (failure) {
+		Abandon();
+		std::rethrow_exception(failure);
+	}
 	try {
-		if (failure) {
-			std::rethrow_exception(failure);
-		}
 		state->target->Complete(state->upload_id, state->names);
 	} catch (...) {
+		if (state->target->Completed(state->names)) {
+			return;
+		}
 		Abandon();
 		throw;
 	}

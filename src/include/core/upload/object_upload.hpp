@@ -6,6 +6,10 @@
 // Writing one object: the bytes are cut into parts of one fixed size (R2 rejects multipart uploads whose other parts
 // differ), each sent on the IO pool as soon as it fills, many in flight per object and across objects, their
 // buffers charged to the database's UploadBudget as they fill. An object that fits in one part is one PUT at Close.
+// The part size is fixed by the first part: at most the budget's fair share while many objects are written at once.
+// A write never fails for memory: when the budget is held by buffers that cannot be sent yet, a buffer goes early as
+// the object's first part, or on to local disk (SpillFile). Closing one object makes the others send what they can,
+// as DuckDB closes a PARTITION_BY's files one after another.
 // Close returns when the object is complete; a failed part, a failed completion or a destruction without Close aborts
 // the upload, so the key keeps what it had.
 //===----------------------------------------------------------------------===//
@@ -39,6 +43,11 @@ public:
 	virtual void Abort(const std::string &upload_id) noexcept = 0;
 	//! The whole object in one request: it fits in one part.
 	virtual void PutWhole(const char *data, uint64_t size) = 0;
+	//! After Complete failed: whether the object at the key is the one these parts make all the same (a completion
+	//! that took effect but whose answer was lost, and whose retry found no upload left to complete).
+	virtual bool Completed(const std::vector<std::string> &parts) noexcept {
+		return false;
+	}
 };
 
 struct UploadOptions {

@@ -5,7 +5,8 @@
 //
 // One byte budget for the part buffers of all uploads of a database. Unlike read-ahead, which can skip what does
 // not fit, a write must go on: a buffer that does not fit waits until parts in flight are acknowledged and free
-// theirs (backpressure). The limit is never exceeded.
+// theirs (backpressure). The limit is never exceeded. It also knows the uploads open: their fair share of it, and
+// whom to ask for early parts when one of them closes.
 //===----------------------------------------------------------------------===//
 
 #pragma once
