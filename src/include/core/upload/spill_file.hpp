@@ -26,9 +26,6 @@ public:
 	SpillFile &operator=(const SpillFile &) = delete;
 
 	void Append(const char *data, uint64_t size);
-	uint64_t Size() const {
-		return size;
-	}
 	//! The bytes appended, mapped read-only; the mapping outlives this file. Once, at the end.
 	std::shared_ptr<char> Map();
 
