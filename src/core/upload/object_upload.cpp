@@ -263,6 +263,15 @@ void ObjectUpload::Seal() {
 	state->Dispatch(std::move(part));
 }
 
+bool ObjectUpload::SealAsFirstPart() {
+	if (parts_sealed > 0 || filled < options.min_part_size) {
+		return false;
+	}
+	part_size = filled;
+	Seal();
+	return true;
+}
+
 bool ObjectUpload::Charge(uint64_t needed) {
 	auto &budget = *state->budget;
 	uint64_t step = std::max<uint64_t>(options.charge_step, 1);
@@ -272,10 +281,7 @@ bool ObjectUpload::Charge(uint64_t needed) {
 		return true;
 	}
 	// Nothing is in flight: buffers being filled hold the budget, and none comes back until its writer sends it.
-	// This one is sent now if the store takes it as a part and no part fixed this object's part size yet.
-	if (parts_sealed == 0 && filled >= options.min_part_size) {
-		part_size = filled;
-		Seal();
+	if (SealAsFirstPart()) {
 		return false;
 	}
 	// Else this part goes on in a file on local disk and the budget gets its bytes back.
@@ -292,10 +298,7 @@ void ObjectUpload::SendEarly() {
 	if (!guard || closed || !buffer || state->Failure()) {
 		return;
 	}
-	if (parts_sealed == 0 && filled >= options.min_part_size) {
-		part_size = filled;
-	}
-	if (filled == part_size) {
+	if (!SealAsFirstPart() && filled == part_size) {
 		Seal();
 	}
 }

@@ -99,6 +99,9 @@ private:
 	struct BeginTask;
 	//! The full buffer becomes a part in flight.
 	void Seal();
+	//! Sends the buffer now as the object's first part, fixing the part size at what it holds, if no part did yet and
+	//! it holds at least min_part_size; whether it did.
+	bool SealAsFirstPart();
 	//! Until the first part is sealed: the part size within the budget's fair share, never below what is buffered.
 	void FollowFairShare();
 	//! Charges the buffer to the budget for `needed` bytes (whole steps, at most the part size). False when the budget
