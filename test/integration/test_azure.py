@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from datetime import UTC
 
-from helpers import uncached  # noqa: E402
+from helpers import stats, uncached  # noqa: E402
 from rig.azurite import ACCOUNT, ACCOUNT_KEY, AzuriteRig, azure_connect, azurite_installed, require_azurite  # noqa: E402
 
 AZURE_FS = "AzureBlobStorageFileSystem"
@@ -46,11 +46,7 @@ def apply(con, settings: dict):
 
 
 def az_stats(con) -> dict:
-    cursor = con.execute("SELECT * FROM httpfs2_stats() WHERE filesystem = ?", [AZURE_FS])
-    names = [d[0] for d in cursor.description]
-    row = cursor.fetchone()
-    assert row is not None, f"httpfs2_stats() has no row for {AZURE_FS}: the azure filesystem was not wrapped"
-    return dict(zip(names, row, strict=True))
+    return stats(con, AZURE_FS)
 
 
 @pytest.fixture(scope="module")

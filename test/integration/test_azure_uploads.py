@@ -13,8 +13,8 @@ import pytest
 import test_azure
 from helpers import uncached
 from rig.azurite import ACCOUNT, ACCOUNT_KEY, azure_connect
-from test_azure import _credential_fragments, az_stats
-from test_uploads import PART, ROWS, sha, uploads
+from test_azure import AZURE_FS, _credential_fragments, az_stats
+from test_uploads import PART, ROWS, copy_failing_mid_way, sha, uploads
 
 # test_azure's fixtures: an Azurite for this module, each test on the lan profile with the proxy up.
 azurite = test_azure.azurite
@@ -109,12 +109,7 @@ def test_a_query_failing_mid_copy_leaves_the_old_blob(azurite, az_con, tmp_path)
     old = b"the old blob\n"
     azurite.put_blob(key, old)
     uploads(az_con)
-    failing = "SELECT CASE WHEN i < 600000 THEN md5(i::VARCHAR) ELSE error('boom at ' || i) END FROM range(700000) r(i)"
-    with pytest.raises(duckdb.Error, match="boom"):
-        az_con.execute(f"COPY ({failing}) TO '{azurite.url(key)}' (FORMAT csv)")
-    counters = az_stats(az_con)
-    assert counters["upload_parts"] >= 2, counters  # the failure came after blocks were staged
-    assert counters["uploads_aborted"] == 1 and counters["files_uploaded"] == 0, counters
+    copy_failing_mid_way(az_con, azurite.url(key), AZURE_FS)
     assert azurite.get_blob(key) == old
     _, staged = azurite.container_client.get_blob_client(key).get_block_list("uncommitted")
     assert len(staged) >= 2

@@ -165,6 +165,16 @@ def test_a_failed_part_fails_the_copy_and_leaves_the_old_object(con, rig):
     assert counters["uploads_aborted"] == 1 and counters["files_uploaded"] == 0, counters
 
 
+def copy_failing_mid_way(con, url: str, filesystem: str = "S3FileSystem"):
+    """COPYs a query that fails after its first 600000 rows to `url`: the upload had parts sent, and is aborted."""
+    failing = "SELECT CASE WHEN i < 600000 THEN md5(i::VARCHAR) ELSE error('boom at ' || i) END FROM range(700000) r(i)"
+    with pytest.raises(duckdb.Error, match="boom"):
+        con.execute(f"COPY ({failing}) TO '{url}' (FORMAT csv)")
+    counters = stats(con, filesystem)
+    assert counters["upload_parts"] >= 2, counters  # the failure came after parts were sent
+    assert counters["uploads_aborted"] == 1 and counters["files_uploaded"] == 0, counters
+
+
 def test_a_query_failing_mid_copy_aborts_the_upload(con, rig):
     """Parts are sent while the query still runs; it then fails: the file is dropped without a close, the upload
     aborted, and the key keeps its old object."""
@@ -172,12 +182,7 @@ def test_a_query_failing_mid_copy_aborts_the_upload(con, rig):
     old = os.urandom(1000)
     rig.put_object(key, old)
     uploads(con)
-    failing = "SELECT CASE WHEN i < 600000 THEN md5(i::VARCHAR) ELSE error('boom at ' || i) END FROM range(700000) r(i)"
-    with pytest.raises(duckdb.Error, match="boom"):
-        con.execute(f"COPY ({failing}) TO '{rig.url(key)}' (FORMAT csv)")
-    counters = stats(con)
-    assert counters["upload_parts"] >= 2, counters  # the failure came after parts were sent
-    assert counters["uploads_aborted"] == 1 and counters["files_uploaded"] == 0, counters
+    copy_failing_mid_way(con, rig.url(key))
     assert stored(rig, key) == old
     assert open_multipart_uploads(rig) == []
 
