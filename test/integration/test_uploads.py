@@ -4,6 +4,7 @@ size, an object complete when the COPY returns or the key left as it was, and no
 import hashlib
 import os
 import threading
+import time
 
 import duckdb
 import pytest
@@ -28,6 +29,13 @@ def stored(rig, key) -> bytes:
 
 def open_multipart_uploads(rig) -> list:
     return rig.s3.list_multipart_uploads(Bucket=rig.bucket).get("Uploads", [])
+
+
+@pytest.fixture(autouse=True)
+def no_upload_open_before(rig):
+    """Each test starts with no multipart upload open, so that one left behind fails only the test that left it."""
+    for upload in open_multipart_uploads(rig):
+        rig.s3.abort_multipart_upload(Bucket=rig.bucket, Key=upload["Key"], UploadId=upload["UploadId"])
 
 
 def sha(data: bytes) -> str:
@@ -201,6 +209,35 @@ def test_a_budget_smaller_than_a_part_is_an_error_naming_the_settings(con, rig):
 
 
 UPLOAD_ERRORS = (duckdb.IOException, duckdb.HTTPException)
+
+
+def test_a_begin_whose_answer_was_lost_leaves_no_upload_behind(con, rig, tmp_path):
+    """CreateMultipartUpload reaches the store, which begins an upload, and its answer is lost (every answer is cut
+    while the toxic is on): httpfs2 sends it again, and once one answer arrives the COPY goes on. The uploads the lost
+    answers began are aborted; the object is the local COPY's bytes."""
+    key = "uploads/lost-begin.csv"
+    local = tmp_path / "lost-begin.csv"
+    con.execute(f"COPY ({ROWS}) TO '{local}' (FORMAT csv)")
+    uploads(con)
+    # Attempts 0, 0, 300, 600, ... ms apart: the toxic goes once the first lost answer's upload shows.
+    con.execute("SET http_retries = 8; SET http_retry_wait_ms = 300; SET http_retry_backoff = 1")
+    rig.add_toxic("no-answers", "limit_data", {"bytes": 0}, stream="downstream")
+    copy = threading.Thread(target=lambda: con.execute(f"COPY ({ROWS}) TO '{rig.url(key)}' (FORMAT csv)"))
+    copy.start()
+    try:
+        begun = []
+        deadline = time.monotonic() + 30
+        while not begun and time.monotonic() < deadline:
+            begun = [upload["UploadId"] for upload in open_multipart_uploads(rig) if upload["Key"] == key]
+            time.sleep(0.01)
+    finally:
+        rig.remove_toxics()
+        copy.join()
+    assert begun, "no CreateMultipartUpload reached the store"
+    assert sha(stored(rig, key)) == sha(local.read_bytes())
+    counters = stats(con)
+    assert counters["files_uploaded"] == 1 and counters["uploads_aborted"] >= 1, counters
+    assert open_multipart_uploads(rig) == []
 
 
 @pytest.mark.parametrize(

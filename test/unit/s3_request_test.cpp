@@ -1,5 +1,6 @@
 #include "core/requests/s3_request.hpp"
 
+#include <ctime>
 #include <gtest/gtest.h>
 
 using namespace httpfs2;
@@ -9,6 +10,8 @@ TEST(S3Address, PathStyleKeepsTheBucketInThePath) {
 	ASSERT_TRUE(S3Address::Resolve("s3://bucket/dir/a b+c.parquet", "127.0.0.1:9000", "path", false, address));
 	EXPECT_EQ(address.Url(), "http://127.0.0.1:9000/bucket/dir/a%20b%2Bc.parquet");
 	EXPECT_EQ(address.host, "127.0.0.1:9000");
+	EXPECT_EQ(address.bucket_path, "/bucket");
+	EXPECT_EQ(address.key, "dir/a b+c.parquet");
 }
 
 TEST(S3Address, VirtualHostStyleIsTheDefaultWithAmazonsEndpoint) {
@@ -17,6 +20,35 @@ TEST(S3Address, VirtualHostStyleIsTheDefaultWithAmazonsEndpoint) {
 	EXPECT_EQ(address.Url(), "https://bucket.s3.amazonaws.com/key.parquet");
 	ASSERT_TRUE(S3Address::Resolve("s3://bucket/key.parquet", "minio:9000", "vhost", false, address));
 	EXPECT_EQ(address.Url(), "http://bucket.minio:9000/key.parquet");
+	EXPECT_EQ(address.bucket_path, "/");
+	EXPECT_EQ(address.key, "key.parquet");
+}
+
+//! A ListMultipartUploads answer: the uploads a CreateMultipartUpload whose answer was lost may have begun are those
+//! of exactly the key, initiated while it was being sent.
+TEST(S3Uploads, TheUploadsOfTheKeyInitiatedInTheWindowAreNamed) {
+	auto upload = [](const std::string &key, const std::string &id, const std::string &initiated) {
+		return "<Upload><Key>" + key + "</Key><UploadId>" + id + "</UploadId><Initiator><ID></ID></Initiator>" +
+		       "<Initiated>" + initiated + "</Initiated></Upload>";
+	};
+	auto xml = "<?xml version=\"1.0\"?><ListMultipartUploadsResult><Bucket>b</Bucket><Prefix>a&amp;b.csv</Prefix>" +
+	           upload("a&amp;b.csv", "early", "2026-11-24T22:05:27.000Z") +
+	           upload("a&amp;b.csv", "lost-1", "2026-11-24T22:05:28.000Z") +
+	           upload("a&amp;b.csv.tmp", "other-key", "2026-11-24T22:05:30.000Z") +
+	           upload("a&amp;b.csv", "lost-2", "2026-11-24T22:05:31Z") +
+	           upload("a&amp;b.csv", "later", "2026-11-24T22:05:32.000Z") + "</ListMultipartUploadsResult>";
+	std::tm from {};
+	from.tm_year = 2026 - 1900;
+	from.tm_mon = 10;
+	from.tm_mday = 24;
+	from.tm_hour = 22;
+	from.tm_min = 5;
+	from.tm_sec = 28;
+	auto start = timegm(&from);
+	EXPECT_EQ(UploadsInitiatedBetween(xml, "a&b.csv", start, start + 3),
+	          (std::vector<std::string> {"lost-1", "lost-2"}));
+	EXPECT_TRUE(UploadsInitiatedBetween(xml, "a&b.csv", start + 5, start + 9).empty());
+	EXPECT_TRUE(UploadsInitiatedBetween("<Upload><Key>a&amp;b.csv</Key>", "a&b.csv", 0, start * 2).empty());
 }
 
 TEST(S3Address, FormsHttpfs2DoesNotAddressItselfAreDeclined) {

@@ -3,9 +3,11 @@
 #include "adapter/stores/s3_signing.hpp"
 #include "adapter/stores/upload_requests.hpp"
 #include "duckdb/common/crypto/md5.hpp"
+#include "duckdb/common/error_data.hpp"
 #include "duckdb/common/exception.hpp"
 #include "mbedtls_wrapper.hpp"
 
+#include <ctime>
 #include <vector>
 
 namespace httpfs2 {
@@ -16,18 +18,6 @@ using std::string;
 using Tls = duckdb_mbedtls::MbedTlsWrapper;
 
 namespace {
-
-//! The text of the first `<name>` element of an S3 XML answer; empty when there is none.
-string XmlElement(const string &xml, const string &name) {
-	auto open = "<" + name + ">";
-	auto start = xml.find(open);
-	if (start == string::npos) {
-		return string();
-	}
-	start += open.size();
-	auto end = xml.find("</" + name + ">", start);
-	return end == string::npos ? string() : xml.substr(start, end - start);
-}
 
 string Unquoted(const string &etag) {
 	return etag.size() >= 2 && etag.front() == '"' && etag.back() == '"' ? etag.substr(1, etag.size() - 2) : etag;
@@ -77,7 +67,16 @@ public:
 	}
 
 	string Begin() override {
-		auto body = Post({{"uploads", ""}}, string(), "beginning the upload");
+		begin_from = std::time(nullptr);
+		string body;
+		try {
+			body = Post({{"uploads", ""}}, string(), "beginning the upload", begin_in_doubt);
+		} catch (...) {
+			begin_to = std::time(nullptr);
+			AbortLostBegins();
+			throw;
+		}
+		begin_to = std::time(nullptr);
 		auto id = XmlElement(body, "UploadId");
 		if (id.empty()) {
 			throw duckdb::IOException("httpfs2: the store's answer to CreateMultipartUpload of '%s' has no UploadId",
@@ -109,13 +108,15 @@ public:
 		}
 		xml += "</CompleteMultipartUpload>";
 		auto context = "completing the upload of " + std::to_string(parts.size()) + " parts";
-		auto body = Post({{"uploadId", upload_id}}, xml, context);
+		bool in_doubt = false; // a completion whose answer was lost: see Completed
+		auto body = Post({{"uploadId", upload_id}}, xml, context, in_doubt);
 		// CompleteMultipartUpload can answer 200 and report its failure in the body.
 		if (body.find("<Error>") != string::npos || body.find("<CompleteMultipartUploadResult") == string::npos) {
 			auto code = XmlElement(body, "Code");
 			throw duckdb::IOException("httpfs2: %s of '%s' failed: %s", context, path,
 			                          code.empty() ? string("the store's answer is not a completion") : code);
 		}
+		AbortLostBegins();
 	}
 
 	//! httpfs retries a completion whose answer was lost, and S3 answers the retry that no such upload is left: the
@@ -129,21 +130,21 @@ public:
 			auto request = Signed("HEAD", {}, SigV4Request::EMPTY_PAYLOAD_SHA256);
 			duckdb::HeadRequestInfo info(request.first, request.second, requests->Params());
 			auto response = requests->Send(info, "checking the object after its completion failed");
-			return response->HasHeader("ETag") && Unquoted(response->GetHeaderValue("ETag")) == expected;
+			if (!response->HasHeader("ETag") || Unquoted(response->GetHeaderValue("ETag")) != expected) {
+				return false;
+			}
 		} catch (...) {
 			return false;
 		}
+		AbortLostBegins();
+		return true;
 	}
 
 	void Abort(const string &upload_id) noexcept override {
-		try {
-			auto request = Signed("DELETE", {{"uploadId", upload_id}}, SigV4Request::EMPTY_PAYLOAD_SHA256);
-			duckdb::DeleteRequestInfo info(request.first, request.second, requests->Params());
-			if (requests->TrySend(info)) {
-				stats.Add(Counter::UPLOADS_ABORTED);
-			}
-		} catch (...) { // nothing more to do: S3's lifecycle rules remove what is left
+		if (Delete(upload_id)) {
+			stats.Add(Counter::UPLOADS_ABORTED);
 		}
+		AbortLostBegins();
 	}
 
 	void PutWhole(const char *data, uint64_t size) override {
@@ -155,18 +156,77 @@ public:
 private:
 	using Query = std::vector<HttpHeader>;
 
+	//! AbortMultipartUpload, tried harder than httpfs's policy asks: an upload left open is billed until a lifecycle
+	//! rule removes it. Whether the upload is gone.
+	bool Delete(const string &upload_id) noexcept {
+		try {
+			duckdb::unique_ptr<duckdb::DeleteRequestInfo> info;
+			bool in_doubt = false;
+			requests->SendAttempts(
+			    [&](duckdb::HTTPParams &params) -> duckdb::BaseRequest & {
+				    auto request = Signed("DELETE", {{"uploadId", upload_id}}, SigV4Request::EMPTY_PAYLOAD_SHA256);
+				    info = duckdb::make_uniq<duckdb::DeleteRequestInfo>(request.first, request.second, params);
+				    return *info;
+			    },
+			    "aborting the upload", ABORT_ATTEMPTS, in_doubt);
+			return true;
+		} catch (std::exception &error) {
+			// NoSuchUpload: an earlier attempt's answer was lost.
+			duckdb::ErrorData data(error);
+			auto status = data.ExtraInfo().find("status_code");
+			return status != data.ExtraInfo().end() && status->second == "404";
+		} catch (...) {
+			return false;
+		}
+	}
+
+	//! A CreateMultipartUpload whose answer was lost may have begun an upload nobody knows the id of: after one,
+	//! the uploads of this key the store lists as initiated while Begin was sending (by the store's clock, with a
+	//! margin) are aborted. Another writer's upload of the same key begun in those seconds would go too, and fail
+	//! its COPY with NoSuchUpload: a race for the key that one of the two loses anyway.
+	void AbortLostBegins() noexcept {
+		if (!begin_in_doubt) {
+			return;
+		}
+		begin_in_doubt = false;
+		try {
+			auto request = Signed("GET", {{"uploads", ""}, {"prefix", address.key}}, SigV4Request::EMPTY_PAYLOAD_SHA256,
+			                      address.bucket_path);
+			string body;
+			duckdb::GetRequestInfo info(request.first, request.second, requests->Params(), nullptr,
+			                            [&body](duckdb::const_data_ptr_t data, duckdb::idx_t length) {
+				                            body.append(reinterpret_cast<const char *>(data), length);
+				                            return true;
+			                            });
+			auto response = requests->Send(info, "listing the uploads a lost answer may have begun");
+			// The store's clock against this machine's, from the answer's Date.
+			std::time_t store_now = 0;
+			auto skew = response->HasHeader("Date") && ParseHttpDate(response->GetHeaderValue("Date"), store_now)
+			                ? store_now - std::time(nullptr)
+			                : 0;
+			for (auto &id : UploadsInitiatedBetween(body, address.key, begin_from + skew - CLOCK_MARGIN_SECONDS,
+			                                        begin_to + skew + CLOCK_MARGIN_SECONDS)) {
+				if (Delete(id)) {
+					stats.Add(Counter::UPLOADS_ABORTED);
+				}
+			}
+		} catch (...) { // nothing more to do: S3's lifecycle rules remove what is left
+		}
+	}
+
 	//! The URL and headers of a signed request.
-	std::pair<string, duckdb::HTTPHeaders> Signed(const string &method, const Query &query, const string &payload) {
+	std::pair<string, duckdb::HTTPHeaders> Signed(const string &method, const Query &query, const string &payload,
+	                                              const string &path_p = string()) {
 		SigV4Request request;
 		request.method = method;
 		request.host = address.host;
-		request.path = address.path;
+		request.path = path_p.empty() ? address.path : path_p;
 		request.query = query;
 		request.region = credentials.region;
 		request.amz_date = SigV4Request::AmzDate(std::time(nullptr));
 		request.payload_sha256 = payload;
 		auto headers = SignedS3Headers(credentials, request);
-		auto url = address.Url();
+		auto url = address.scheme + address.host + request.path;
 		if (!query.empty()) {
 			url += "?" + request.CanonicalQuery();
 		}
@@ -181,23 +241,39 @@ private:
 		return requests->Send(info, context);
 	}
 
-	//! The answer's body.
-	string Post(const Query &query, const string &body, const string &context) {
-		auto request = Signed("POST", query, Sha256Hex(body));
-		duckdb::PostRequestInfo info(request.first, request.second, requests->Params(),
-		                             reinterpret_cast<duckdb::const_data_ptr_t>(body.data()), body.size());
-		requests->Send(info, context);
-		return std::move(info.buffer_out);
+	//! The answer's body. The attempts are counted here: `in_doubt` tells whether one whose answer was lost may
+	//! have taken effect.
+	string Post(const Query &query, const string &body, const string &context, bool &in_doubt) {
+		auto signature = Sha256Hex(body);
+		duckdb::unique_ptr<duckdb::PostRequestInfo> info;
+		requests->SendAttempts(
+		    [&](duckdb::HTTPParams &params) -> duckdb::BaseRequest & {
+			    auto request = Signed("POST", query, signature);
+			    info = duckdb::make_uniq<duckdb::PostRequestInfo>(
+			        request.first, request.second, params, reinterpret_cast<duckdb::const_data_ptr_t>(body.data()),
+			        body.size());
+			    return *info;
+		    },
+		    context, 1, in_doubt);
+		return std::move(info->buffer_out);
 	}
 
 	//! S3's limit on the parts of one multipart upload.
 	static constexpr uint64_t MAX_PARTS = 10000;
+	static constexpr uint64_t ABORT_ATTEMPTS = 6;
+	//! The store's clock is read from a Date header (whole seconds) a round trip after the fact.
+	static constexpr std::time_t CLOCK_MARGIN_SECONDS = 2;
 	static const string CONTENT_TYPE;
 	const std::unique_ptr<UploadRequests> requests;
 	const string &path;
 	const S3Credentials credentials;
 	const S3Address address;
 	ReadStats &stats;
+	//! Whether a CreateMultipartUpload of this upload failed in a way that may have begun an upload all the same,
+	//! and when Begin sent (this machine's clock).
+	bool begin_in_doubt = false;
+	std::time_t begin_from = 0;
+	std::time_t begin_to = 0;
 };
 
 const string S3UploadTarget::CONTENT_TYPE = "application/octet-stream";

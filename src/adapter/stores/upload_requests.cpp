@@ -4,6 +4,10 @@
 #include "duckdb/common/exception/http_exception.hpp"
 #include "duckdb/main/client_context.hpp"
 
+#include <chrono>
+#include <cmath>
+#include <thread>
+
 namespace httpfs2 {
 
 using duckdb::unique_ptr;
@@ -21,12 +25,16 @@ std::unique_ptr<UploadRequests> UploadRequests::For(const string &path,
 		return nullptr;
 	}
 	duckdb::FileOpenerInfo info {path};
-	return std::unique_ptr<UploadRequests>(new UploadRequests(path, http, http.InitializeParameters(opener, &info)));
+	return std::unique_ptr<UploadRequests>(new UploadRequests(path, http, http.InitializeParameters(opener, &info),
+	                                                          http.InitializeParameters(opener, &info)));
 }
 
-UploadRequests::UploadRequests(string path_p, duckdb::HTTPUtil &http_p, unique_ptr<duckdb::HTTPParams> params_p)
-    : path(std::move(path_p)), http(http_p), params(std::move(params_p)) {
+UploadRequests::UploadRequests(string path_p, duckdb::HTTPUtil &http_p, unique_ptr<duckdb::HTTPParams> params_p,
+                               unique_ptr<duckdb::HTTPParams> single_attempt_p)
+    : path(std::move(path_p)), http(http_p), params(std::move(params_p)), single_attempt(std::move(single_attempt_p)) {
 	params->logger = nullptr;
+	single_attempt->logger = nullptr;
+	single_attempt->retries = 0;
 }
 
 unique_ptr<duckdb::HTTPResponse> UploadRequests::Send(duckdb::BaseRequest &request, const string &what) {
@@ -35,25 +43,63 @@ unique_ptr<duckdb::HTTPResponse> UploadRequests::Send(duckdb::BaseRequest &reque
 	try {
 		response = http.Request(request, client);
 	} catch (std::exception &error) {
-		RethrowWithContext(error, "httpfs2: " + what + " of '" + path + "' failed: ", request.url);
+		Rethrow(error, request, what);
 	}
+	Check(response.get(), what);
+	GiveBack(std::move(client));
+	return response;
+}
+
+unique_ptr<duckdb::HTTPResponse>
+UploadRequests::SendAttempts(const std::function<duckdb::BaseRequest &(duckdb::HTTPParams &)> &make, const string &what,
+                             uint64_t min_attempts, bool &in_doubt) {
+	auto attempts = std::max<uint64_t>(params->retries + 1, min_attempts);
+	for (uint64_t attempt = 1;; attempt++) {
+		auto client = TakeClient();
+		auto &request = make(*single_attempt);
+		unique_ptr<duckdb::HTTPResponse> response;
+		// httpfs throws what it would retry (no answer, 5xx, 429...) and answers a refusal (403, 404...), which
+		// Check throws: nothing was done, so nothing is retried.
+		try {
+			response = http.Request(request, client);
+		} catch (duckdb::IOException &error) {
+			RetryOrRethrow(error, request, what, attempt, attempts, in_doubt);
+			continue;
+		} catch (duckdb::HTTPException &error) {
+			RetryOrRethrow(error, request, what, attempt, attempts, in_doubt);
+			continue;
+		}
+		Check(response.get(), what);
+		GiveBack(std::move(client));
+		return response;
+	}
+}
+
+void UploadRequests::RetryOrRethrow(const std::exception &error, duckdb::BaseRequest &request, const string &what,
+                                    uint64_t attempt, uint64_t attempts, bool &in_doubt) {
+	in_doubt = true;
+	if (attempt >= attempts) {
+		Rethrow(error, request, what);
+	}
+	// As httpfs waits: not before the first retry, then retry_wait_ms times backoff^(retry - 2).
+	if (attempt > 1) {
+		auto wait = params->retry_wait_ms * std::pow(params->retry_backoff, static_cast<double>(attempt - 2));
+		std::this_thread::sleep_for(
+		    std::chrono::milliseconds(static_cast<uint64_t>(std::min<double>(wait, MAX_RETRY_WAIT_MS))));
+	}
+}
+
+void UploadRequests::Rethrow(const std::exception &error, duckdb::BaseRequest &request, const string &what) {
+	RethrowWithContext(error, "httpfs2: " + what + " of '" + path + "' failed: ", request.url);
+}
+
+void UploadRequests::Check(duckdb::HTTPResponse *response, const string &what) {
 	if (!response) {
 		throw duckdb::IOException("httpfs2: %s of '%s' failed: no answer", what, path);
 	}
 	if (!response->Success()) {
 		throw duckdb::HTTPException(*response, "httpfs2: %s of '%s' failed: HTTP %d", what, path,
 		                            static_cast<int>(response->status));
-	}
-	GiveBack(std::move(client));
-	return response;
-}
-
-bool UploadRequests::TrySend(duckdb::BaseRequest &request) noexcept {
-	try {
-		auto client = TakeClient();
-		return http.Request(request, client) != nullptr;
-	} catch (...) {
-		return false;
 	}
 }
 

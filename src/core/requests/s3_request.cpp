@@ -35,6 +35,8 @@ bool S3Address::Resolve(const std::string &url, const std::string &endpoint, con
 	out.scheme = use_ssl ? "https://" : "http://";
 	out.host = vhost ? bucket + "." + host : host;
 	out.path = PercentEncodePath(vhost ? key : "/" + bucket + key);
+	out.bucket_path = vhost ? "/" : PercentEncodePath("/" + bucket);
+	out.key = key.substr(1);
 	return true;
 }
 
@@ -99,6 +101,79 @@ std::string SigV4Request::StringToSign(const std::string &canonical_request_sha2
 std::string SigV4Request::Authorization(const std::string &key_id, const std::string &signature_hex) const {
 	return "AWS4-HMAC-SHA256 Credential=" + key_id + "/" + CredentialScope() +
 	       ", SignedHeaders=" + SignedHeaderNames() + ", Signature=" + signature_hex;
+}
+
+std::string XmlElement(const std::string &xml, const std::string &name) {
+	auto open = "<" + name + ">";
+	auto start = xml.find(open);
+	if (start == std::string::npos) {
+		return std::string();
+	}
+	start += open.size();
+	auto end = xml.find("</" + name + ">", start);
+	return end == std::string::npos ? std::string() : xml.substr(start, end - start);
+}
+
+//! `text` as XML character data writes it.
+static std::string XmlEscaped(const std::string &text) {
+	std::string escaped;
+	for (char c : text) {
+		switch (c) {
+		case '&':
+			escaped += "&amp;";
+			break;
+		case '<':
+			escaped += "&lt;";
+			break;
+		case '>':
+			escaped += "&gt;";
+			break;
+		case '"':
+			escaped += "&quot;";
+			break;
+		case '\'':
+			escaped += "&apos;";
+			break;
+		default:
+			escaped += c;
+		}
+	}
+	return escaped;
+}
+
+//! An ISO 8601 time in UTC as S3 lists it (2026-11-24T22:05:31.000Z), to the second.
+static bool ParseIsoTime(const std::string &text, std::time_t &seconds) {
+	std::tm parts {};
+	if (std::sscanf(text.c_str(), "%d-%d-%dT%d:%d:%d", &parts.tm_year, &parts.tm_mon, &parts.tm_mday, &parts.tm_hour,
+	                &parts.tm_min, &parts.tm_sec) != 6) {
+		return false;
+	}
+	parts.tm_year -= 1900;
+	parts.tm_mon -= 1;
+	seconds = timegm(&parts);
+	return true;
+}
+
+std::vector<std::string> UploadsInitiatedBetween(const std::string &xml, const std::string &key, std::time_t from,
+                                                 std::time_t to) {
+	static const std::string OPEN = "<Upload>", CLOSE = "</Upload>";
+	auto listed_key = XmlEscaped(key);
+	std::vector<std::string> ids;
+	for (auto start = xml.find(OPEN); start != std::string::npos; start = xml.find(OPEN, start)) {
+		auto end = xml.find(CLOSE, start);
+		if (end == std::string::npos) {
+			break;
+		}
+		auto upload = xml.substr(start, end - start);
+		start = end;
+		std::time_t initiated = 0;
+		auto id = XmlElement(upload, "UploadId");
+		if (XmlElement(upload, "Key") == listed_key && !id.empty() &&
+		    ParseIsoTime(XmlElement(upload, "Initiated"), initiated) && initiated >= from && initiated <= to) {
+			ids.push_back(std::move(id));
+		}
+	}
+	return ids;
 }
 
 bool ParseContentRange(const std::string &value, uint64_t &first, uint64_t &last, uint64_t &total) {

@@ -13,6 +13,7 @@
 #include "duckdb/common/file_opener.hpp"
 #include "duckdb/common/http_util.hpp"
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -35,18 +36,36 @@ public:
 	//! status code) or an HTTPException with the status, the message starting "httpfs2: <what> of '<path>' failed: "
 	//! and the request's URL redacted.
 	duckdb::unique_ptr<duckdb::HTTPResponse> Send(duckdb::BaseRequest &request, const std::string &what);
-	//! Sends a request whose failure changes nothing (an abort): whether an answer came, of any status. Never throws.
-	bool TrySend(duckdb::BaseRequest &request) noexcept;
+	//! Sends the request `make` builds (afresh for each attempt, with the parameters given) with the attempts made
+	//! here, one at a time, rather than in httpfs's retry loop, for a request whose lost answers matter: S3's
+	//! CreateMultipartUpload, each arrival of which begins an upload, and the abort that must not give up early.
+	//! Attempts follow httpfs's policy (http_retries, http_retry_wait_ms, http_retry_backoff, no wait over
+	//! MAX_RETRY_WAIT_MS) and are at least `min_attempts`; `in_doubt` becomes true when one failed in a way that may
+	//! have reached the store (no answer, or a status httpfs retries). Answer and failures as Send's.
+	duckdb::unique_ptr<duckdb::HTTPResponse>
+	SendAttempts(const std::function<duckdb::BaseRequest &(duckdb::HTTPParams &)> &make, const std::string &what,
+	             uint64_t min_attempts, bool &in_doubt);
+
+	static constexpr uint64_t MAX_RETRY_WAIT_MS = 1000;
 
 	const std::string path;
 
 private:
-	UploadRequests(std::string path, duckdb::HTTPUtil &http, duckdb::unique_ptr<duckdb::HTTPParams> params);
+	UploadRequests(std::string path, duckdb::HTTPUtil &http, duckdb::unique_ptr<duckdb::HTTPParams> params,
+	               duckdb::unique_ptr<duckdb::HTTPParams> single_attempt);
+	//! After attempt `attempt` of `attempts` failed: waits for the next, or throws the failure as Send does.
+	void RetryOrRethrow(const std::exception &error, duckdb::BaseRequest &request, const std::string &what,
+	                    uint64_t attempt, uint64_t attempts, bool &in_doubt);
+	[[noreturn]] void Rethrow(const std::exception &error, duckdb::BaseRequest &request, const std::string &what);
+	//! Throws unless `response` is a success.
+	void Check(duckdb::HTTPResponse *response, const std::string &what);
 	duckdb::unique_ptr<duckdb::HTTPClient> TakeClient();
 	void GiveBack(duckdb::unique_ptr<duckdb::HTTPClient> client);
 
 	duckdb::HTTPUtil &http;
 	const duckdb::unique_ptr<duckdb::HTTPParams> params;
+	//! As `params`, without retries: SendAttempts makes them.
+	const duckdb::unique_ptr<duckdb::HTTPParams> single_attempt;
 	std::mutex lock;
 	std::vector<duckdb::unique_ptr<duckdb::HTTPClient>> idle;
 };

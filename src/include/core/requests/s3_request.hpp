@@ -14,6 +14,7 @@
 #include "core/requests/azure_shared_key.hpp"
 
 #include <cstdint>
+#include <ctime>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,10 @@ struct S3Address {
 	std::string host;
 	//! The percent-encoded path (the bucket first in path style).
 	std::string path;
+	//! The bucket's own path, for requests about the bucket (ListMultipartUploads): "/" or, in path style, "/bucket".
+	std::string bucket_path;
+	//! The object's key, not encoded.
+	std::string key;
 
 	//! Resolves `url` (s3://bucket/key) as httpfs does with these secret settings; false for what httpfs2 does not
 	//! address itself (other prefixes, a query string, an endpoint with a scheme or a path, a bucket with dots in
@@ -76,6 +81,14 @@ struct SigV4Request {
 	//! The Authorization header's value for `signature_hex`.
 	std::string Authorization(const std::string &key_id, const std::string &signature_hex) const;
 };
+
+//! The text of the first `<name>` element of an S3 XML answer (entities left as they are); empty when there is none.
+std::string XmlElement(const std::string &xml, const std::string &name);
+
+//! The ids of the multipart uploads of exactly `key` that a ListMultipartUploads answer lists as initiated from
+//! `from` to `to` (seconds since the epoch by the store's clock, both included).
+std::vector<std::string> UploadsInitiatedBetween(const std::string &xml, const std::string &key, std::time_t from,
+                                                 std::time_t to);
 
 //! The parts of `Content-Range: bytes <first>-<last>/<total>`; false for any other form (`*`, an unknown total).
 bool ParseContentRange(const std::string &value, uint64_t &first, uint64_t &last, uint64_t &total);
