@@ -119,7 +119,7 @@ public:
 		AbortLostBegins();
 	}
 
-	//! httpfs retries a completion whose answer was lost, and S3 answers the retry that no such upload is left: the
+	//! A completion whose answer was lost is sent again, and S3 answers the retry that no such upload is left: the
 	//! object is then the one these parts make when its ETag is theirs.
 	bool Completed(const std::vector<string> &parts) noexcept override {
 		try {

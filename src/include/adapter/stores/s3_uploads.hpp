@@ -5,7 +5,8 @@
 //
 // The requests of an s3:// object's upload, signed by httpfs2 and sent through httpfs's HTTP client (its retry
 // policy, its errors): CreateMultipartUpload, UploadPart, CompleteMultipartUpload (whose 200 may carry an error),
-// AbortMultipartUpload, and one PutObject for an object of one part. Parts are sent with an unsigned payload
+// AbortMultipartUpload, and one PutObject for an object of one part; after a CreateMultipartUpload whose answer was
+// lost, ListMultipartUploads of the key, to abort what it began. Parts are sent with an unsigned payload
 // (x-amz-content-sha256: UNSIGNED-PAYLOAD, which S3 accepts), so no pass over their bytes precedes the send.
 // Connections are kept alive per upload and reused by its parts.
 //===----------------------------------------------------------------------===//
