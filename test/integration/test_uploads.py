@@ -38,6 +38,10 @@ def no_upload_open_before(rig):
         rig.s3.abort_multipart_upload(Bucket=rig.bucket, Key=upload["Key"], UploadId=upload["UploadId"])
 
 
+def stored_keys(rig, prefix: str) -> list:
+    return [item["Key"] for item in rig.s3.list_objects_v2(Bucket=rig.bucket, Prefix=prefix).get("Contents", [])]
+
+
 def sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -211,6 +215,37 @@ def test_a_budget_smaller_than_a_part_is_an_error_naming_the_settings(con, rig):
 UPLOAD_ERRORS = (duckdb.IOException, duckdb.HTTPException)
 
 
+def wait_until(condition, what: str, seconds: float = 30):
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.005)
+
+
+def copy_while(con, rig, key: str, local, during) -> dict:
+    """COPYs ROWS to `key` on a thread while `during()` acts on the proxy, then lifts every toxic: the COPY must
+    succeed with the bytes of the local COPY `local` and leave no upload open. httpfs2's stats after it."""
+    failures = []
+
+    def copy():
+        try:
+            con.execute(f"COPY ({ROWS}) TO '{rig.url(key)}' (FORMAT csv)")
+        except duckdb.Error as error:
+            failures.append(error)
+
+    thread = threading.Thread(target=copy)
+    thread.start()
+    try:
+        during()
+    finally:
+        rig.remove_toxics()
+        thread.join()
+    assert failures == []
+    assert sha(stored(rig, key)) == sha(local.read_bytes())
+    assert open_multipart_uploads(rig) == []
+    return stats(con)
+
+
 def test_a_begin_whose_answer_was_lost_leaves_no_upload_behind(con, rig, tmp_path):
     """CreateMultipartUpload reaches the store, which begins an upload, and its answer is lost (every answer is cut
     while the toxic is on): httpfs2 sends it again, and once one answer arrives the COPY goes on. The uploads the lost
@@ -222,22 +257,44 @@ def test_a_begin_whose_answer_was_lost_leaves_no_upload_behind(con, rig, tmp_pat
     # Attempts 0, 0, 300, 600, ... ms apart: the toxic goes once the first lost answer's upload shows.
     con.execute("SET http_retries = 8; SET http_retry_wait_ms = 300; SET http_retry_backoff = 1")
     rig.add_toxic("no-answers", "limit_data", {"bytes": 0}, stream="downstream")
-    copy = threading.Thread(target=lambda: con.execute(f"COPY ({ROWS}) TO '{rig.url(key)}' (FORMAT csv)"))
-    copy.start()
-    try:
-        begun = []
-        deadline = time.monotonic() + 30
-        while not begun and time.monotonic() < deadline:
-            begun = [upload["UploadId"] for upload in open_multipart_uploads(rig) if upload["Key"] == key]
-            time.sleep(0.01)
-    finally:
-        rig.remove_toxics()
-        copy.join()
-    assert begun, "no CreateMultipartUpload reached the store"
-    assert sha(stored(rig, key)) == sha(local.read_bytes())
-    counters = stats(con)
+    counters = copy_while(
+        con,
+        rig,
+        key,
+        local,
+        lambda: wait_until(
+            lambda: any(upload["Key"] == key for upload in open_multipart_uploads(rig)), "a lost begin's upload"
+        ),
+    )
     assert counters["files_uploaded"] == 1 and counters["uploads_aborted"] >= 1, counters
-    assert open_multipart_uploads(rig) == []
+
+
+def test_a_completion_whose_answer_was_lost_is_the_object(con, rig, tmp_path):
+    """CompleteMultipartUpload takes effect and its answer is lost: httpfs2 sends it again, and the COPY succeeds with
+    the object complete (versitygw, as S3, answers a repeated completion with its result; a store that answers
+    NoSuchUpload instead is met by the ETag check of Completed). Every request waits 500 ms in the proxy, so that
+    the answers can be cut after the last part is stored and before the completion arrives. With http_retries = 0
+    the same COPY fails with httpfs's error: the answer is lost."""
+    key = "uploads/lost-completion.csv"
+    local = tmp_path / "lost-completion.csv"
+    con.execute(f"COPY ({ROWS}) TO '{local}' (FORMAT csv)")
+    parts = -(-local.stat().st_size // PART)
+    uploads(con)
+    con.execute("SET http_retries = 8; SET http_retry_wait_ms = 300; SET http_retry_backoff = 1")
+    rig.add_toxic("slow-requests", "latency", {"latency": 500}, stream="upstream")
+
+    def all_parts_stored():
+        open_now = [upload for upload in open_multipart_uploads(rig) if upload["Key"] == key]
+        listed = open_now and rig.s3.list_parts(Bucket=rig.bucket, Key=key, UploadId=open_now[0]["UploadId"])
+        return bool(listed) and len(listed.get("Parts", [])) == parts
+
+    def cut_the_answers_once_the_parts_are_stored():
+        wait_until(all_parts_stored, "the parts")
+        rig.add_toxic("no-answers", "timeout", {"timeout": 100}, stream="downstream")
+        wait_until(lambda: stored_keys(rig, key) == [key], "the completion")
+
+    counters = copy_while(con, rig, key, local, cut_the_answers_once_the_parts_are_stored)
+    assert counters["files_uploaded"] == 1 and counters["uploads_aborted"] == 0, counters
 
 
 @pytest.mark.parametrize(
