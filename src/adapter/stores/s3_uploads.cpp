@@ -190,15 +190,24 @@ private:
 		}
 		begin_in_doubt = false;
 		try {
-			auto request = Signed("GET", {{"uploads", ""}, {"prefix", address.key}}, SigV4Request::EMPTY_PAYLOAD_SHA256,
-			                      address.bucket_path);
 			string body;
-			duckdb::GetRequestInfo info(request.first, request.second, requests->Params(), nullptr,
-			                            [&body](duckdb::const_data_ptr_t data, duckdb::idx_t length) {
-				                            body.append(reinterpret_cast<const char *>(data), length);
-				                            return true;
-			                            });
-			auto response = requests->Send(info, "listing the uploads a lost answer may have begun");
+			duckdb::unique_ptr<duckdb::GetRequestInfo> info;
+			bool in_doubt = false;
+			// Tried as hard as an abort: what it finds is left open otherwise.
+			auto response = requests->SendAttempts(
+			    [&](duckdb::HTTPParams &params) -> duckdb::BaseRequest & {
+				    auto request = Signed("GET", {{"uploads", ""}, {"prefix", address.key}},
+				                          SigV4Request::EMPTY_PAYLOAD_SHA256, address.bucket_path);
+				    body.clear();
+				    info = duckdb::make_uniq<duckdb::GetRequestInfo>(
+				        request.first, request.second, params, nullptr,
+				        [&body](duckdb::const_data_ptr_t data, duckdb::idx_t length) {
+					        body.append(reinterpret_cast<const char *>(data), length);
+					        return true;
+				        });
+				    return *info;
+			    },
+			    "listing the uploads a lost answer may have begun", ABORT_ATTEMPTS, in_doubt);
 			// The store's clock against this machine's, from the answer's Date.
 			std::time_t store_now = 0;
 			auto skew = response->HasHeader("Date") && ParseHttpDate(response->GetHeaderValue("Date"), store_now)
