@@ -10,7 +10,7 @@ from rig import S3Rig, duckdb_connect, serve_http
 
 @pytest.fixture(scope="session")
 def rig():
-    with S3Rig(bucket="test") as started:
+    with S3Rig(bucket="test", access_log=True) as started:
         yield started
 
 

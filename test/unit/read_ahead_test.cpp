@@ -593,14 +593,40 @@ TEST(ObjectReadAhead, AFailedFetchOfTheReaderIsUnchargedAtOnce) {
 	std::vector<char> out;
 	ReaderRead(*fixture.reader, fixture.store, tuning, 0, MiB, out);
 	ReaderRead(*fixture.reader, fixture.store, tuning, MiB, MiB, out);
-	// The reader's own fetch of the queued [2, 3) MiB fails: the read falls back to the store, which fails too.
+	// The reader's own fetch of the queued [2, 3) MiB fails, with the store's error, and is not asked again: a stalled
+	// store fails each request after http_timeout, and the same bytes would wait as long again.
 	EXPECT_THROW(ReaderRead(*fixture.reader, fixture.store, tuning, 2 * MiB, MiB, out), std::runtime_error);
+	uint64_t asked = 0;
+	for (auto &request : fixture.store.Requests()) {
+		asked += request.offset < 3 * MiB && request.End() > 2 * MiB ? 1 : 0;
+	}
+	EXPECT_EQ(asked, 1u);
 	for (uint64_t offset = 3 * MiB; offset < 8 * MiB; offset += MiB) {
 		ReaderRead(*fixture.reader, fixture.store, tuning, offset, MiB, out);
 		ASSERT_EQ(std::memcmp(out.data(), fixture.store.data.data() + offset, MiB), 0);
 	}
 	// The failed segment's charge went with its buffer, not when the pool's stale task for it runs.
 	EXPECT_EQ(fixture.budget.InUse(), 0u);
+}
+
+TEST(ObjectReadAhead, AFetcherThatDeclinesLeavesTheReadToTheReader) {
+	// A server that ignores ranges: every fetch declines, and the reader reads each part itself, with no error.
+	Fixture fixture(8 * MiB);
+	auto declined = std::make_shared<std::atomic<int>>(0);
+	fixture.object->Close();
+	fixture.object = std::make_shared<ObjectReadAhead>(fixture.pool, fixture.budget, fixture.stats, fixture.model,
+	                                                   8 * MiB, [declined](const ByteRange &, char *) {
+		                                                   (*declined)++;
+		                                                   throw FetchDeclined("ranges ignored");
+	                                                   });
+	fixture.reader.reset(new ReadAheadReader(fixture.object));
+	auto tuning = Tuning(4 * MiB);
+	std::vector<char> out;
+	for (uint64_t offset = 0; offset < 8 * MiB; offset += MiB) {
+		ReaderRead(*fixture.reader, fixture.store, tuning, offset, MiB, out);
+		ASSERT_EQ(std::memcmp(out.data(), fixture.store.data.data() + offset, MiB), 0);
+	}
+	EXPECT_GT(declined->load(), 0);
 }
 
 TEST(ObjectReadAhead, ConcurrentReadersOfOneObject) {

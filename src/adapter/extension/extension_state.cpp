@@ -117,6 +117,7 @@ void ExtensionState::ReleaseHandles() {
 	for (auto filesystem : alive) {
 		filesystem->ReleaseHandles();
 	}
+	upload_budget->WaitUntilNoPartInFlight();
 }
 
 ParallelReadSettings ExtensionState::LastSetSettings() {

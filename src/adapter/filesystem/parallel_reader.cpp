@@ -1,6 +1,7 @@
 #include "adapter/filesystem/parallel_reader.hpp"
 
 #include "adapter/filesystem/error_context.hpp"
+#include "adapter/filesystem/internal_opener.hpp"
 
 #include "core/split/range_planner.hpp"
 #include "core/split/split_read.hpp"
@@ -58,6 +59,8 @@ bool ParallelReader::TryRead(WrappedFileHandle &handle, void *buffer, idx_t nr_b
 		SplitRead::Run(state.io_pool, static_cast<char *>(buffer), location, pieces, fanout, read_piece, interrupted);
 	} catch (SplitReadCancelled &) {
 		throw duckdb::InterruptException();
+	} catch (RangesIgnored &) {
+		return false; // read whole by the wrapped filesystem, whose own fallback runs once
 	}
 	state.cost_model.ObserveSplitRead(nr_bytes, fanout, SecondsSince(start));
 	return true;
@@ -65,15 +68,24 @@ bool ParallelReader::TryRead(WrappedFileHandle &handle, void *buffer, idx_t nr_b
 
 void ParallelReader::ReadPiece(WrappedFileHandle &handle, const ByteRange &piece, char *destination, idx_t read_bytes,
                                idx_t read_location) {
-	SubReadHandles::Lease lease(*handle.sub_read_handles);
 	stats.SubReadStarted();
 	auto start = Clock::now();
 	try {
-		// The handle opens on first use: an open that fails is this sub-read's failure, with its context.
-		auto &inner = *lease;
-		inner.file_system.Read(inner, destination, static_cast<int64_t>(piece.length), piece.offset);
+		if (handle.range_reader) {
+			handle.range_reader->Read(piece, destination);
+		} else {
+			SubReadHandles::Lease lease(*handle.sub_read_handles);
+			// The handle opens on first use: an open that fails is this sub-read's failure, with its context.
+			auto &inner = *lease;
+			inner.file_system.Read(inner, destination, static_cast<int64_t>(piece.length), piece.offset);
+		}
 	} catch (std::exception &ex) {
 		stats.SubReadFinished(0, static_cast<uint64_t>(SecondsSince(start) * 1e6));
+		if (dynamic_cast<RangesIgnored *>(&ex) || InternalOpener::IsRangesIgnored(ex)) {
+			// Not the reader's error: the read goes whole to the wrapped filesystem (TryRead).
+			handle.ranges_ignored_by_sub_reads = true;
+			throw RangesIgnored(handle.path);
+		}
 		stats.Add(Counter::ERRORS);
 		RethrowWithContext(ex,
 		                   duckdb::StringUtil::Format(

@@ -105,9 +105,10 @@ void SubReadHandles::Close() {
 }
 
 ReadAheadAttachment::ReadAheadAttachment(ReadAheadRegistry &registry_p, std::string key_p,
-                                         std::shared_ptr<ObjectReadAhead> object_p, const ObjectVersion &version)
+                                         std::shared_ptr<ObjectReadAhead> object_p, const ObjectVersion &version,
+                                         bool footer_outlives_open)
     : registry(registry_p), key(std::move(key_p)), object(std::move(object_p)), recognizable(version.Recognizable()),
-      strong_etag(version.NamesBytes()), reader(object) {
+      strong_etag(footer_outlives_open), reader(object) {
 }
 
 ReadAheadAttachment::~ReadAheadAttachment() {
@@ -147,7 +148,11 @@ void WrappedFileHandle::Close() {
 	if (upload && !upload_closed) {
 		upload_closed = true;
 		auto start = std::chrono::steady_clock::now();
-		upload->Close();
+		try {
+			upload->Close();
+		} catch (UploadCancelled &) {
+			throw duckdb::InterruptException();
+		}
 		upload_stats->Add(Counter::UPLOAD_CLOSE_MICROS,
 		                  static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
 		                                            std::chrono::steady_clock::now() - start)
@@ -179,7 +184,7 @@ bool WrappedFileHandle::Interrupted() const {
 
 bool WrappedFileHandle::ShouldSplit(idx_t nr_bytes, idx_t location) const {
 	// Reads past the end are left to the wrapped filesystem, so they fail exactly as they would without httpfs2.
-	return sub_read_handles && location <= file_size && nr_bytes <= file_size - location &&
+	return sub_read_handles && !RangesIgnored() && location <= file_size && nr_bytes <= file_size - location &&
 	       RangePlanner(settings.chunk_size_bytes, settings.min_bytes).ShouldSplit(nr_bytes);
 }
 

@@ -1,7 +1,9 @@
 #include "adapter/stores/azure_uploads.hpp"
+#include "adapter/stores/query_versions.hpp"
 #include "adapter/stores/s3_tails.hpp"
 #include "adapter/stores/s3_uploads.hpp"
 #include "adapter/extension/settings.hpp"
+#include "adapter/filesystem/internal_opener.hpp"
 #include "adapter/filesystem/wrapped_file_system.hpp"
 #include "core/requests/url_redaction.hpp"
 #include "duckdb/common/file_opener.hpp"
@@ -75,6 +77,15 @@ unique_ptr<FileHandle> WrappedFileSystem::OpenFileExtended(const duckdb::OpenFil
 		if (target) {
 			UploadOptions options;
 			options.part_size = settings.write_part_size_bytes;
+			auto context = FileOpener::TryGetClientContext(opener);
+			if (context) {
+				// An interrupted query, or a closed connection, stops waiting for parts whose answers never end.
+				duckdb::weak_ptr<duckdb::ClientContext> connection = context->shared_from_this();
+				options.cancelled = [connection]() {
+					auto alive = connection.lock();
+					return !alive || alive->interrupted.load();
+				};
+			}
 			std::unique_ptr<ObjectUpload> upload(
 			    new ObjectUpload(std::move(target), state->io_pool, state->upload_budget, options));
 			stats->Add(Counter::FILES_OPENED);
@@ -82,6 +93,11 @@ unique_ptr<FileHandle> WrappedFileSystem::OpenFileExtended(const duckdb::OpenFil
 			return duckdb::make_uniq<WrappedFileHandle>(*this, file.path, flags, std::move(upload), stats,
 			                                            std::move(mark), settings);
 		}
+	}
+	duckdb::Value force_download;
+	if (read_only && FileOpener::TryGetCurrentSetting(opener, "force_download", force_download) &&
+	    !force_download.IsNull() && force_download.GetValue<bool>()) {
+		settings.enabled = false; // httpfs holds the whole file in memory: nothing to split or read ahead
 	}
 	unique_ptr<WrappedFileHandle> handle;
 	if (settings.enabled && read_only && versions_by_head) {
@@ -112,6 +128,11 @@ unique_ptr<FileHandle> WrappedFileSystem::OpenFileExtended(const duckdb::OpenFil
 			handle->client_context = context->shared_from_this();
 		}
 		PrepareSubReads(*handle, opener);
+		if (checks_ranges && (handle->CanSplit() || settings.ReadAheadActive())) {
+			// A version from a tail GET came with an exact range: the store serves ranges.
+			handle->range_reader =
+			    RangeReaderFor(handle->path, VersionOf(*handle), opener, handle->version_known && tails_by_get);
+		}
 		if (settings.ReadAheadActive()) {
 			if (handle->version_known) {
 				// Attached at the first read: a query served by DuckDB's cache makes no request for it.
@@ -146,6 +167,13 @@ unique_ptr<WrappedFileHandle> WrappedFileSystem::OpenFromTail(const string &path
                                                               const ParallelReadSettings &settings) {
 	// Parquet files only (DuckDB reads their end first), and only at a file's first open: later ones find its footer
 	// remembered, and a HEAD is then all they wait for.
+	// A later open in the query of a file opened from its tail: at the version the tail gave, as httpfs opens it again
+	// from what its first open learnt.
+	auto query = QueryVersions::Of(opener);
+	ObjectVersion known;
+	if (query && query->Find(path, known)) {
+		return OpenAtKnownVersion(path, flags, opener, settings, known);
+	}
 	auto now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now().time_since_epoch());
 	if (!IsParquetPath(path) || now.count() < tails_paused_until ||
 	    read_aheads.RemembersFooterUnder(VersionKeyPrefix(path))) {
@@ -164,6 +192,9 @@ unique_ptr<WrappedFileHandle> WrappedFileSystem::OpenFromTail(const string &path
 	state->cost_model.ObserveRoundTrip(tail.first_byte_seconds);
 	state->cost_model.ObserveSubRead(tail.range.length, tail.seconds);
 	read_aheads.RememberFooter(VersionKey(path, tail.version), tail.range, tail.bytes.data());
+	if (query) {
+		query->Store(path, tail.version);
+	}
 	return OpenAtKnownVersion(path, flags, opener, settings, tail.version);
 }
 
@@ -172,7 +203,7 @@ unique_ptr<WrappedFileHandle> WrappedFileSystem::OpenAtKnownVersion(const string
                                                                     const ParallelReadSettings &settings,
                                                                     const ObjectVersion &version) {
 	auto context = FileOpener::TryGetClientContext(opener);
-	auto open = DeferredOpen(OpenInfo(path, version), flags, context->shared_from_this(), version);
+	auto open = DeferredOpen(OpenInfo(path, version), flags, context->shared_from_this(), version, false);
 	auto handle = duckdb::make_uniq<WrappedFileHandle>(*this, path, flags, std::move(open), version, settings);
 	auto &opened = *handle;
 	handle->version_handle =
@@ -204,8 +235,13 @@ ObjectVersion WrappedFileSystem::VersionOf(WrappedFileHandle &handle) {
 }
 
 unique_ptr<FileHandle> WrappedFileSystem::OpenAtVersion(const duckdb::OpenFileInfo &info, duckdb::FileOpenFlags flags,
-                                                        optional_ptr<FileOpener> opener,
-                                                        const ObjectVersion &expected) {
+                                                        optional_ptr<FileOpener> opener, const ObjectVersion &expected,
+                                                        bool internal) {
+	unique_ptr<InternalOpener> internal_opener;
+	if (internal && opener) {
+		internal_opener = duckdb::make_uniq<InternalOpener>(*opener);
+		opener = internal_opener.get();
+	}
 	auto handle = inner->OpenFile(info, flags, opener);
 	if (!handle) {
 		throw duckdb::IOException("httpfs2: '%s' no longer exists", RedactUrl(info.path));
@@ -227,14 +263,14 @@ unique_ptr<FileHandle> WrappedFileSystem::OpenAtVersion(const duckdb::OpenFileIn
 
 LazyHandle::Opener WrappedFileSystem::DeferredOpen(duckdb::OpenFileInfo info, duckdb::FileOpenFlags flags,
                                                    duckdb::weak_ptr<duckdb::ClientContext> context,
-                                                   ObjectVersion expected) {
-	return [this, info, flags, context, expected]() {
+                                                   ObjectVersion expected, bool internal) {
+	return [this, info, flags, context, expected, internal]() {
 		auto connection = context.lock();
 		if (!connection) {
 			throw duckdb::IOException("httpfs2: cannot open '%s': the connection that opened it is closed",
 			                          RedactUrl(info.path));
 		}
-		return OpenAtVersion(info, flags, duckdb::ClientData::Get(*connection).file_opener.get(), expected);
+		return OpenAtVersion(info, flags, duckdb::ClientData::Get(*connection).file_opener.get(), expected, internal);
 	};
 }
 
@@ -245,9 +281,9 @@ unique_ptr<LazyHandle> WrappedFileSystem::HandleAtVersion(const string &path, co
 	auto info = OpenInfo(path, version);
 	if (context.expired()) {
 		// No connection to open it with later: open it now.
-		return duckdb::make_uniq<LazyHandle>(OpenAtVersion(info, flags, opener, version));
+		return duckdb::make_uniq<LazyHandle>(OpenAtVersion(info, flags, opener, version, true));
 	}
-	return duckdb::make_uniq<LazyHandle>(DeferredOpen(std::move(info), flags, std::move(context), version));
+	return duckdb::make_uniq<LazyHandle>(DeferredOpen(std::move(info), flags, std::move(context), version, true));
 }
 
 const duckdb::FileOpenFlags WrappedFileSystem::PARALLEL_READ_FLAGS(duckdb::FileFlags::FILE_FLAGS_READ |

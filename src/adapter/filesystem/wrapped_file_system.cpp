@@ -1,6 +1,7 @@
 #include "adapter/filesystem/wrapped_file_system.hpp"
 
 #include "adapter/extension/settings.hpp"
+#include "adapter/filesystem/internal_opener.hpp"
 #include "duckdb/common/string_util.hpp"
 #include "duckdb/common/file_opener.hpp"
 #include "duckdb/common/multi_file/multi_file_list.hpp"
@@ -25,7 +26,9 @@ constexpr int64_t WrappedFileSystem::TAIL_PAUSE_SECONDS;
 WrappedFileSystem::WrappedFileSystem(unique_ptr<duckdb::FileSystem> inner_p, std::shared_ptr<ExtensionState> state_p)
     : inner(std::move(inner_p)), state(std::move(state_p)), stats(state->StatsFor(inner->GetName())),
       reader(*state, *stats), versions_by_head(inner->GetName() == "AzureBlobStorageFileSystem"),
-      tails_by_get(inner->GetName() == "S3FileSystem") {
+      tails_by_get(inner->GetName() == "S3FileSystem"),
+      checks_ranges(tails_by_get || inner->GetName() == "HTTPFileSystem"),
+      range_store(tails_by_get ? CheckedRangeReader::Store::S3 : CheckedRangeReader::Store::HTTP) {
 	state->AddFileSystem(*this);
 }
 
@@ -43,6 +46,15 @@ WrappedFileHandle &WrappedFileSystem::Unwrap(FileHandle &handle) {
 }
 
 // --- read-ahead ---
+
+bool WrappedFileSystem::FooterOutlivesOpen(const ObjectVersion &version) const {
+	// S3's ETag is the MD5 of the bytes (or of the parts' MD5s), Azure's changes at every write. A plain HTTP server's
+	// is often made of size and modification time, which an overwrite of the same size within a second keeps.
+	if (tails_by_get) {
+		return version.NamesBytes() && version.IsContentHash();
+	}
+	return versions_by_head && version.NamesBytes();
+}
 
 bool WrappedFileSystem::IsParquetPath(const string &path) {
 	return duckdb::StringUtil::EndsWith(duckdb::StringUtil::Lower(path), ".parquet");
@@ -65,7 +77,7 @@ std::string WrappedFileSystem::VersionKey(const string &path, const ObjectVersio
 std::shared_ptr<FileHandle> WrappedFileSystem::OpenFetchHandle(const string &path, const ObjectVersion &version,
                                                                optional_ptr<FileOpener> opener) {
 	auto open = [&]() {
-		return OpenAtVersion(OpenInfo(path, version), PARALLEL_READ_FLAGS, opener, version);
+		return OpenAtVersion(OpenInfo(path, version), PARALLEL_READ_FLAGS, opener, version, true);
 	};
 	auto context = FileOpener::TryGetClientContext(opener);
 	if (!versions_by_head || !context || !version.Recognizable()) {
@@ -82,11 +94,45 @@ std::shared_ptr<FileHandle> WrappedFileSystem::SharedHandleFor(WrappedFileHandle
 	return OpenFetchHandle(handle.path, handle.version, opener);
 }
 
-std::shared_ptr<ObjectReadAhead> WrappedFileSystem::CreateReadAhead(const string &path, const ObjectVersion &version,
-                                                                    std::shared_ptr<FileHandle> fetch_handle) {
-	auto fetch = [fetch_handle](const ByteRange &range, char *destination) {
-		fetch_handle->file_system.Read(*fetch_handle, destination, static_cast<int64_t>(range.length), range.offset);
+std::shared_ptr<CheckedRangeReader> WrappedFileSystem::RangeReaderFor(const string &path, const ObjectVersion &version,
+                                                                      optional_ptr<FileOpener> opener,
+                                                                      bool ranges_confirmed) {
+	return checks_ranges ? CheckedRangeReader::For(path, version, range_store, opener, *stats, ranges_confirmed)
+	                     : nullptr;
+}
+
+ObjectReadAhead::Fetcher WrappedFileSystem::FetcherFor(const string &path, const ObjectVersion &version,
+                                                       optional_ptr<FileOpener> opener,
+                                                       std::shared_ptr<CheckedRangeReader> reader) {
+	if (!reader) {
+		reader = RangeReaderFor(path, version, opener, false);
+	}
+	if (reader) {
+		return [reader](const ByteRange &range, char *destination) {
+			reader->Read(range, destination);
+		};
+	}
+	auto fetch_handle = OpenFetchHandle(path, version, opener);
+	auto declined = std::make_shared<std::atomic<bool>>(false);
+	return [fetch_handle, declined](const ByteRange &range, char *destination) {
+		if (*declined) {
+			throw FetchDeclined(fetch_handle->path);
+		}
+		try {
+			fetch_handle->file_system.Read(*fetch_handle, destination, static_cast<int64_t>(range.length),
+			                               range.offset);
+		} catch (std::exception &error) {
+			if (!InternalOpener::IsRangesIgnored(error)) {
+				throw;
+			}
+			*declined = true;
+			throw FetchDeclined(fetch_handle->path);
+		}
 	};
+}
+
+std::shared_ptr<ObjectReadAhead> WrappedFileSystem::CreateReadAhead(const string &path, const ObjectVersion &version,
+                                                                    ObjectReadAhead::Fetcher fetch) {
 	auto object = std::make_shared<ObjectReadAhead>(state->io_pool, state->read_ahead_budget, *stats, state->cost_model,
 	                                                version.size, std::move(fetch));
 	// Files of one folder share a schema and, within a scan, the columns read.
@@ -108,21 +154,22 @@ void WrappedFileSystem::AttachReadAhead(WrappedFileHandle &handle, optional_ptr<
 	auto key = VersionKey(handle.path, version);
 	std::shared_ptr<ObjectReadAhead> object;
 	try {
-		// Opened outside the registry's lock (on Azure an open is a request), unless another handle's object
-		// will do.
-		std::shared_ptr<FileHandle> fetch_handle;
+		// Made outside the registry's lock (on Azure opening a fetch handle is a request), unless another handle's
+		// object will do.
+		ObjectReadAhead::Fetcher fetch;
 		if (!read_aheads.Contains(key)) {
-			fetch_handle = OpenFetchHandle(handle.path, version, opener);
+			fetch = FetcherFor(handle.path, version, opener, handle.range_reader);
 		}
 		object = read_aheads.Attach(key, [&]() {
 			return CreateReadAhead(handle.path, version,
-			                       fetch_handle ? fetch_handle : OpenFetchHandle(handle.path, version, opener));
+			                       fetch ? fetch : FetcherFor(handle.path, version, opener, handle.range_reader));
 		});
 	} catch (std::exception &) {
 		// The file opened; only read-ahead's own handle did not. It is read without read-ahead.
 		return;
 	}
-	handle.read_ahead = duckdb::make_uniq<ReadAheadAttachment>(read_aheads, key, std::move(object), version);
+	handle.read_ahead = duckdb::make_uniq<ReadAheadAttachment>(read_aheads, key, std::move(object), version,
+	                                                           FooterOutlivesOpen(version));
 }
 
 namespace {
@@ -163,8 +210,8 @@ void WrappedFileSystem::PrefetchFooter(const string &path, const ObjectVersion &
 		return;
 	}
 	try {
-		auto fetch_handle = OpenFetchHandle(path, version, opener);
-		auto object = read_aheads.Pin(key, [&]() { return CreateReadAhead(path, version, fetch_handle); });
+		auto fetch = FetcherFor(path, version, opener, nullptr);
+		auto object = read_aheads.Pin(key, [&]() { return CreateReadAhead(path, version, fetch); });
 		if (object) {
 			auto context = FileOpener::TryGetClientContext(opener);
 			if (context) {
@@ -222,10 +269,9 @@ void WrappedFileSystem::RememberListing(std::vector<duckdb::OpenFileInfo> files,
 	if (!settings.ReadAheadActive() || files.size() < 2) {
 		return;
 	}
-	std::vector<duckdb::OpenFileInfo> first(files.begin(),
-	                                        files.begin() + std::min<size_t>(ListingMemory::DEPTH, files.size()));
+	// Nothing is fetched yet: a listing alone (glob(), a count of files) opens no file. The open of a listed file
+	// fetches the footers of those after it.
 	listings.Remember(std::move(files));
-	PrefetchFooters(first, settings, opener);
 }
 
 // --- reading and writing ---
@@ -237,7 +283,7 @@ void WrappedFileSystem::ReadForReader(WrappedFileHandle &handle, void *buffer, i
 	}
 	stats->RecordPassThrough();
 	try {
-		if (handle.version_known && !handle.inner.IsOpen()) {
+		if (handle.version_known && !handle.inner.IsOpen() && !handle.RangesIgnored()) {
 			// The version's shared handle, rather than an open (a HEAD on Azure) of this handle's own.
 			auto &shared = handle.version_handle->Get();
 			shared.file_system.Read(shared, buffer, nr_bytes, location);
@@ -254,7 +300,7 @@ void WrappedFileSystem::ReadForReader(WrappedFileHandle &handle, void *buffer, i
 void WrappedFileSystem::ReadWithReadAhead(WrappedFileHandle &handle, char *buffer, idx_t nr_bytes, idx_t location) {
 	auto &object = *handle.read_ahead->object;
 	ByteRange read {location, nr_bytes};
-	if (!handle.Interrupted()) {
+	if (!handle.Interrupted() && !handle.RangesIgnored()) {
 		auto tuning = TuningFor(handle.settings);
 		if (tuning.fetch_ahead) {
 			handle.read_ahead->reader.Observe(read, tuning);

@@ -1,67 +1,14 @@
 #include "adapter/stores/azure_versions.hpp"
 
 #include "adapter/stores/azure_signing.hpp"
+#include "adapter/stores/query_versions.hpp"
 #include "duckdb/main/client_context.hpp"
-#include "duckdb/main/client_context_state.hpp"
-
-#include <mutex>
-#include <unordered_map>
 
 namespace httpfs2 {
 
 using duckdb::FileOpener;
 using duckdb::optional_ptr;
 using std::string;
-
-//! What this query learnt about blob versions; forgotten when the query ends, so each query sees changes, and when
-//! one begins, so that what a bind outside any query looked up (the Python relation API's) is not taken for it.
-class QueryVersionCache : public duckdb::ClientContextState {
-public:
-	void QueryBegin(duckdb::ClientContext &context) override {
-		Clear();
-	}
-	using ClientContextState::QueryEnd;
-	void QueryEnd(duckdb::ClientContext &context) override {
-		Clear();
-	}
-
-	void Clear() {
-		std::lock_guard<std::mutex> guard(lock);
-		versions.clear();
-	}
-
-	bool Find(const string &path, ObjectVersion &version) {
-		std::lock_guard<std::mutex> guard(lock);
-		auto found = versions.find(path);
-		if (found == versions.end()) {
-			return false;
-		}
-		version = found->second;
-		return true;
-	}
-
-	void Store(const string &path, const ObjectVersion &version) {
-		std::lock_guard<std::mutex> guard(lock);
-		versions[path] = version;
-	}
-
-	void Forget(const string &path) {
-		std::lock_guard<std::mutex> guard(lock);
-		versions.erase(path);
-	}
-
-private:
-	std::mutex lock;
-	std::unordered_map<string, ObjectVersion> versions;
-};
-
-static duckdb::shared_ptr<QueryVersionCache> CacheOf(optional_ptr<FileOpener> opener) {
-	auto context = FileOpener::TryGetClientContext(opener);
-	if (!context) {
-		return nullptr;
-	}
-	return context->registered_state->GetOrCreate<QueryVersionCache>("httpfs2_azure_versions");
-}
 
 //! A Get Blob of the first byte, signed with the account key or authorized by the SAS token: it answers with the
 //! blob's ETag, Last-Modified and size like a HEAD does, and DuckDB's built-in HTTP client (used when httpfs is not
@@ -102,7 +49,7 @@ VersionLookup AzureVersions::Lookup(const string &path, optional_ptr<FileOpener>
 		return VersionLookup::UNKNOWN;
 	}
 	try {
-		auto cache = CacheOf(opener);
+		auto cache = QueryVersions::Of(opener);
 		if (!cache) {
 			return VersionLookup::UNKNOWN;
 		}
@@ -134,7 +81,7 @@ VersionLookup AzureVersions::Lookup(const string &path, optional_ptr<FileOpener>
 }
 
 void AzureVersions::Forget(const string &path, optional_ptr<FileOpener> opener) {
-	auto cache = CacheOf(opener);
+	auto cache = QueryVersions::Of(opener);
 	if (cache) {
 		cache->Forget(path);
 	}

@@ -1,12 +1,34 @@
 #include "adapter/stores/object_version.hpp"
 
 #include "core/requests/azure_shared_key.hpp"
+#include "core/requests/range_answer.hpp"
 #include "core/requests/s3_request.hpp"
 #include "duckdb/common/http_util.hpp"
 
+#include <algorithm>
 #include <ctime>
 
 namespace httpfs2 {
+
+bool ObjectVersion::IsContentHash() const {
+	auto text = UnquotedEtag(etag);
+	auto dash = text.find('-');
+	auto hash = text.substr(0, dash);
+	auto is_digit = [](char c) {
+		return c >= '0' && c <= '9';
+	};
+	auto is_hex = [&](char c) {
+		return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+	};
+	if (hash.size() != 32 || !std::all_of(hash.begin(), hash.end(), is_hex)) {
+		return false;
+	}
+	if (dash == std::string::npos) {
+		return true;
+	}
+	auto parts = text.substr(dash + 1);
+	return !parts.empty() && std::all_of(parts.begin(), parts.end(), is_digit);
+}
 
 bool VersionOfRangeAnswer(const duckdb::HTTPResponse &response, ObjectVersion &version, ByteRange &range) {
 	if (response.status != duckdb::HTTPStatusCode::PartialContent_206) {

@@ -83,4 +83,21 @@ duckdb::HTTPHeaders SignedS3Headers(const S3Credentials &credentials, SigV4Reque
 	return headers;
 }
 
+bool ResolveS3Object(const string &path, optional_ptr<FileOpener> opener, S3Credentials &credentials,
+                     S3Address &address) {
+	return S3Credentials::Read(path, opener, credentials) &&
+	       S3Address::Resolve(path, credentials.endpoint, credentials.url_style, credentials.use_ssl, address);
+}
+
+duckdb::HTTPHeaders SignedS3RangeGet(const S3Credentials &credentials, const S3Address &address, const string &range) {
+	SigV4Request request;
+	request.method = "GET";
+	request.host = address.host;
+	request.path = address.path;
+	request.region = credentials.region;
+	request.amz_date = SigV4Request::AmzDate(std::time(nullptr));
+	request.headers = {{"range", range}};
+	return SignedS3Headers(credentials, request);
+}
+
 } // namespace httpfs2

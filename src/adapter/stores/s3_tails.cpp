@@ -13,6 +13,7 @@ using duckdb::optional_ptr;
 using std::string;
 
 constexpr uint64_t S3Tails::TAIL_BYTES;
+constexpr uint64_t S3Tails::TAIL_TIMEOUT_SECONDS;
 
 static bool TailFromResponse(const duckdb::HTTPResponse &response, string body, ObjectTail &tail) {
 	if (!VersionOfRangeAnswer(response, tail.version, tail.range) || tail.range.End() != tail.version.size ||
@@ -20,8 +21,8 @@ static bool TailFromResponse(const duckdb::HTTPResponse &response, string body, 
 		return false;
 	}
 	tail.bytes = std::move(body);
-	// Only a strong ETag lets the footer be served as this version's bytes.
-	return tail.version.NamesBytes();
+	// Only an ETag that names the bytes lets the footer be served as this version's bytes.
+	return tail.version.NamesBytes() && tail.version.IsContentHash();
 }
 
 bool S3Tails::Fetch(const string &path, optional_ptr<FileOpener> opener, ReadStats &stats, ObjectTail &tail) {
@@ -29,24 +30,21 @@ bool S3Tails::Fetch(const string &path, optional_ptr<FileOpener> opener, ReadSta
 		auto context = FileOpener::TryGetClientContext(opener);
 		S3Credentials credentials;
 		S3Address address;
-		if (!context || !S3Credentials::Read(path, opener, credentials) ||
-		    !S3Address::Resolve(path, credentials.endpoint, credentials.url_style, credentials.use_ssl, address)) {
+		if (!context || !ResolveS3Object(path, opener, credentials, address)) {
 			return false;
 		}
-		SigV4Request request;
-		request.method = "GET";
-		request.host = address.host;
-		request.path = address.path;
-		request.region = credentials.region;
-		request.amz_date = SigV4Request::AmzDate(std::time(nullptr));
-		request.headers = {{"range", "bytes=-" + std::to_string(TAIL_BYTES)}};
-		auto headers = SignedS3Headers(credentials, request);
+		auto headers = SignedS3RangeGet(credentials, address, "bytes=-" + std::to_string(TAIL_BYTES));
 
 		auto &http = duckdb::HTTPUtil::Get(*context->db);
 		duckdb::FileOpenerInfo info {path};
 		auto params = http.InitializeParameters(opener, &info);
 		// DuckDB's HTTP log records headers: the signature and the session token must not reach it.
 		params->logger = nullptr;
+		// The tail stands in for the HEAD that an open makes anyway: a store that stalls it is given up on after a
+		// short deadline, and the open goes on with httpfs's HEAD.
+		params->timeout = TAIL_TIMEOUT_SECONDS;
+		params->timeout_usec = 0;
+		params->retries = 0;
 		string body;
 		auto start = std::chrono::steady_clock::now();
 		auto since_start = [start]() {

@@ -1,5 +1,6 @@
 #include "adapter/stores/s3_uploads.hpp"
 
+#include "adapter/filesystem/error_context.hpp"
 #include "adapter/stores/s3_signing.hpp"
 #include "adapter/stores/upload_requests.hpp"
 #include "duckdb/common/crypto/md5.hpp"
@@ -109,7 +110,20 @@ public:
 		xml += "</CompleteMultipartUpload>";
 		auto context = "completing the upload of " + std::to_string(parts.size()) + " parts";
 		bool in_doubt = false; // a completion whose answer was lost: see Completed
-		auto body = Post({{"uploadId", upload_id}}, xml, context, in_doubt);
+		string body;
+		try {
+			body = Post({{"uploadId", upload_id}}, xml, context, in_doubt);
+		} catch (std::exception &error) {
+			if (!in_doubt) {
+				throw;
+			}
+			// Unless Completed finds the object, the COPY fails with this: the key may hold the new object or the old.
+			RethrowWithContext(error,
+			                   "httpfs2: the completion of '" + path +
+			                       "' may have taken effect (an earlier attempt's answer was lost, and the object at "
+			                       "the key could not be checked to be this one): ",
+			                   path);
+		}
 		// CompleteMultipartUpload can answer 200 and report its failure in the body.
 		if (body.find("<Error>") != string::npos || body.find("<CompleteMultipartUploadResult") == string::npos) {
 			auto code = XmlElement(body, "Code");
@@ -199,8 +213,9 @@ private:
 				    auto request = Signed("GET", {{"uploads", ""}, {"prefix", address.key}},
 				                          SigV4Request::EMPTY_PAYLOAD_SHA256, address.bucket_path);
 				    body.clear();
+				    // Both handlers are set: httpfs's httplib client calls the response handler unchecked.
 				    info = duckdb::make_uniq<duckdb::GetRequestInfo>(
-				        request.first, request.second, params, nullptr,
+				        request.first, request.second, params, [](const duckdb::HTTPResponse &) { return true; },
 				        [&body](duckdb::const_data_ptr_t data, duckdb::idx_t length) {
 					        body.append(reinterpret_cast<const char *>(data), length);
 					        return true;
@@ -219,7 +234,7 @@ private:
 					stats.Add(Counter::UPLOADS_ABORTED);
 				}
 			}
-		} catch (...) { // nothing more to do: S3's lifecycle rules remove what is left
+		} catch (duckdb::Exception &) { // the store refused or did not answer: its lifecycle rules remove what is left
 		}
 	}
 

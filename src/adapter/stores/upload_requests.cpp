@@ -1,6 +1,7 @@
 #include "adapter/stores/upload_requests.hpp"
 
 #include "adapter/filesystem/error_context.hpp"
+#include "core/requests/s3_request.hpp"
 #include "duckdb/common/exception/http_exception.hpp"
 #include "duckdb/main/client_context.hpp"
 
@@ -38,7 +39,7 @@ UploadRequests::UploadRequests(string path_p, duckdb::HTTPUtil &http_p, unique_p
 }
 
 unique_ptr<duckdb::HTTPResponse> UploadRequests::Send(duckdb::BaseRequest &request, const string &what) {
-	auto client = TakeClient();
+	auto client = clients.Take();
 	unique_ptr<duckdb::HTTPResponse> response;
 	try {
 		response = http.Request(request, client);
@@ -46,7 +47,7 @@ unique_ptr<duckdb::HTTPResponse> UploadRequests::Send(duckdb::BaseRequest &reque
 		Rethrow(error, request, what);
 	}
 	Check(response.get(), what);
-	GiveBack(std::move(client));
+	clients.GiveBack(std::move(client));
 	return response;
 }
 
@@ -55,7 +56,7 @@ UploadRequests::SendAttempts(const std::function<duckdb::BaseRequest &(duckdb::H
                              uint64_t min_attempts, bool &in_doubt) {
 	auto attempts = std::max<uint64_t>(params->retries + 1, min_attempts);
 	for (uint64_t attempt = 1;; attempt++) {
-		auto client = TakeClient();
+		auto client = clients.Take();
 		auto &request = make(*single_attempt);
 		unique_ptr<duckdb::HTTPResponse> response;
 		// httpfs throws what it would retry (no answer, 5xx, 429...) and answers a refusal (403, 404...), which
@@ -70,7 +71,7 @@ UploadRequests::SendAttempts(const std::function<duckdb::BaseRequest &(duckdb::H
 			continue;
 		}
 		Check(response.get(), what);
-		GiveBack(std::move(client));
+		clients.GiveBack(std::move(client));
 		return response;
 	}
 }
@@ -98,25 +99,10 @@ void UploadRequests::Check(duckdb::HTTPResponse *response, const string &what) {
 		throw duckdb::IOException("httpfs2: %s of '%s' failed: no answer", what, path);
 	}
 	if (!response->Success()) {
-		throw duckdb::HTTPException(*response, "httpfs2: %s of '%s' failed: HTTP %d", what, path,
-		                            static_cast<int>(response->status));
-	}
-}
-
-unique_ptr<duckdb::HTTPClient> UploadRequests::TakeClient() {
-	std::lock_guard<std::mutex> guard(lock);
-	if (idle.empty()) {
-		return nullptr;
-	}
-	auto client = std::move(idle.back());
-	idle.pop_back();
-	return client;
-}
-
-void UploadRequests::GiveBack(unique_ptr<duckdb::HTTPClient> client) {
-	if (client) {
-		std::lock_guard<std::mutex> guard(lock);
-		idle.push_back(std::move(client));
+		// The store's error code (NoSuchUpload, AccessDenied...), as httpfs's own messages carry it.
+		auto code = XmlElement(response->body, "Code");
+		throw duckdb::HTTPException(*response, "httpfs2: %s of '%s' failed: HTTP %d%s", what, path,
+		                            static_cast<int>(response->status), code.empty() ? string() : " " + code);
 	}
 }
 

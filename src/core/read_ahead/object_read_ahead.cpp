@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <new>
 #include <cstring>
 
 namespace httpfs2 {
@@ -66,6 +67,8 @@ struct ObjectReadAhead::Segment {
 	bool charged = true;
 	//! Its bytes came from a remembered footer (Hold), not from a fetch.
 	bool remembered = false;
+	//! Why a FAILED fetch failed: the request's error, for the readers that waited for it.
+	std::exception_ptr error;
 	AllocatedBuffer data;
 };
 
@@ -298,13 +301,19 @@ void ObjectReadAhead::RunFetch(const std::shared_ptr<Segment> &segment, bool by_
 		}
 	}
 	auto start = std::chrono::steady_clock::now();
+	std::exception_ptr error;
 	try {
 		if (ok) {
 			segment->data.Allocate(budget.Allocator(), segment->range.length);
 			fetch(segment->range, segment->data.Get());
 		}
+	} catch (FetchDeclined &) {
+		ok = false;
+	} catch (std::bad_alloc &) {
+		ok = false; // no buffer: a reader reads the range itself
 	} catch (...) {
 		ok = false;
+		error = std::current_exception();
 	}
 	// The copy holds the wrapped filesystem's handle: it goes before `fetching` says this fetch is over, so that
 	// once Close() or IsFetching() saw no fetch in flight, no IO thread still holds that handle.
@@ -339,6 +348,7 @@ void ObjectReadAhead::RunFetch(const std::shared_ptr<Segment> &segment, bool by_
 			}
 		} else {
 			segment->state = Segment::State::FAILED;
+			segment->error = error;
 			segment->data.Reset();
 			segment->ReleaseCharge();
 			stats.Add(Counter::READ_AHEAD_FAILURES);
@@ -359,17 +369,23 @@ void ObjectReadAhead::RunFetch(const std::shared_ptr<Segment> &segment, bool by_
 
 bool ObjectReadAhead::Await(const std::shared_ptr<Segment> &segment, bool &waited) {
 	std::unique_lock<std::mutex> guard(lock);
+	bool waited_here = false;
 	if (segment->state == Segment::State::QUEUED && segment->held && !closed) {
 		// Still waiting for an IO thread: the reader fetches it now instead of queueing behind other read-ahead.
 		segment->state = Segment::State::FETCHING;
-		waited = true;
+		waited_here = true;
 		guard.unlock();
 		RunFetch(segment, true);
 		guard.lock();
 	}
 	if (segment->state == Segment::State::FETCHING) {
-		waited = true;
+		waited_here = true;
 		fetch_done.wait(guard, [&] { return segment->state != Segment::State::FETCHING; });
+	}
+	waited = waited || waited_here;
+	if (waited_here && segment->state == Segment::State::FAILED && segment->error) {
+		// Read again, the same bytes would take as long to fail again (a stalled server: http_timeout per attempt).
+		std::rethrow_exception(segment->error);
 	}
 	return segment->state == Segment::State::READY && segment->data;
 }

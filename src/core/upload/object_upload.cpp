@@ -1,6 +1,7 @@
 #include "core/upload/object_upload.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
@@ -27,7 +28,8 @@ struct ObjectUpload::State {
 	void Fail(std::exception_ptr error);
 	std::exception_ptr Failure();
 	//! Waits until no part is in flight; the first failure, if any.
-	std::exception_ptr WaitForParts();
+	//! Waits until no part is in flight, or until `cancelled` says so (then, and at every later wait, at once).
+	std::exception_ptr WaitForParts(const std::function<bool()> &cancelled = nullptr);
 	void Abort() noexcept;
 
 	const std::shared_ptr<UploadTarget> target;
@@ -46,6 +48,7 @@ struct ObjectUpload::State {
 	std::vector<std::string> names;
 	uint64_t in_flight = 0;
 	std::exception_ptr failure;
+	bool cancelled = false;
 };
 
 struct ObjectUpload::Part {
@@ -191,9 +194,17 @@ std::exception_ptr ObjectUpload::State::Failure() {
 	return failure;
 }
 
-std::exception_ptr ObjectUpload::State::WaitForParts() {
+std::exception_ptr ObjectUpload::State::WaitForParts(const std::function<bool()> &is_cancelled) {
+	static constexpr auto CANCEL_CHECK = std::chrono::milliseconds(100);
 	std::unique_lock<std::mutex> guard(lock);
-	settled.wait(guard, [&] { return in_flight == 0; });
+	while (!settled.wait_for(guard, CANCEL_CHECK, [&] { return in_flight == 0 || cancelled; })) {
+		if (is_cancelled && is_cancelled()) {
+			cancelled = true;
+			if (!failure) {
+				failure = std::make_exception_ptr(UploadCancelled());
+			}
+		}
+	}
 	return failure;
 }
 
@@ -376,7 +387,7 @@ void ObjectUpload::Close() {
 	if (filled > 0) {
 		Seal();
 	}
-	auto failure = state->WaitForParts();
+	auto failure = state->WaitForParts(options.cancelled);
 	if (failure) {
 		Abandon();
 		std::rethrow_exception(failure);

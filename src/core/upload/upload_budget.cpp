@@ -49,6 +49,11 @@ void UploadBudget::PartSettled(uint64_t released) {
 	freed.notify_all();
 }
 
+void UploadBudget::WaitUntilNoPartInFlight() {
+	std::unique_lock<std::mutex> guard(lock);
+	freed.wait(guard, [&] { return parts_in_flight == 0; });
+}
+
 void UploadBudget::UploadOpened(ObjectUpload &upload) {
 	std::lock_guard<std::mutex> guard(uploads_lock);
 	uploads.insert(&upload);

@@ -47,7 +47,8 @@ public:
 	void AddFileSystem(WrappedFileSystem &filesystem);
 	void RemoveFileSystem(WrappedFileSystem &filesystem);
 	//! When the database's last connection closes: every wrapped filesystem lets go of the wrapped filesystems'
-	//! handles it keeps (read-ahead, kept version handles), which must not outlive the database's logging.
+	//! handles it keeps (read-ahead, kept version handles), which must not outlive the database's logging, and the
+	//! parts of interrupted uploads still in flight end.
 	void ReleaseHandles();
 
 	//! The last values set with SET, for opens that come without a FileOpener.

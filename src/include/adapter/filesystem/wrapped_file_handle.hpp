@@ -11,6 +11,7 @@
 
 #include "adapter/filesystem/uploading_paths.hpp"
 #include "adapter/stores/azure_versions.hpp"
+#include "adapter/stores/checked_range_reader.hpp"
 #include "core/read_ahead/read_ahead_registry.hpp"
 #include "core/common/read_settings.hpp"
 #include "core/common/read_stats.hpp"
@@ -18,6 +19,7 @@
 #include "duckdb/common/file_system.hpp"
 #include "duckdb/main/client_context.hpp"
 
+#include <atomic>
 #include <functional>
 #include <mutex>
 
@@ -87,7 +89,7 @@ private:
 class ReadAheadAttachment {
 public:
 	ReadAheadAttachment(ReadAheadRegistry &registry, std::string key, std::shared_ptr<ObjectReadAhead> object,
-	                    const ObjectVersion &version);
+	                    const ObjectVersion &version, bool footer_outlives_open);
 	~ReadAheadAttachment();
 	ReadAheadAttachment(const ReadAheadAttachment &) = delete;
 	ReadAheadAttachment &operator=(const ReadAheadAttachment &) = delete;
@@ -98,8 +100,9 @@ public:
 	const std::shared_ptr<ObjectReadAhead> object;
 	//! Other opens can recognise the version (ObjectVersion::Recognizable): only then is its layout remembered.
 	const bool recognizable;
-	//! The version has a strong ETag, which names its content: only then are its footer's bytes remembered past
-	//! this open (a size and a Last-Modified of 1-second resolution do not tell two versions apart).
+	//! The version's ETag changes with its bytes (WrappedFileSystem::FooterOutlivesOpen): only then are its footer's
+	//! bytes remembered past this open (a size and a Last-Modified of 1-second resolution do not tell two versions
+	//! apart, nor does an ETag made of them).
 	const bool strong_etag;
 	//! This handle's own predictions over the object's shared read-ahead.
 	ReadAheadReader reader;
@@ -148,6 +151,15 @@ public:
 	const ParallelReadSettings settings;
 	//! Set when the file was opened for reading with parallel reads on and is large enough to split.
 	duckdb::unique_ptr<SubReadHandles> sub_read_handles;
+	//! Where httpfs2 sends the range GETs of sub-reads and read-ahead itself (s3://, http(s)://), checking every
+	//! answer; sub-reads use sub_read_handles where it is null.
+	std::shared_ptr<CheckedRangeReader> range_reader;
+	//! The server answered a range with the whole object: the file is read through the wrapped filesystem alone.
+	bool RangesIgnored() const {
+		return ranges_ignored_by_sub_reads || (range_reader && range_reader->RangesWereIgnored());
+	}
+	//! Set when a sub-read on sub_read_handles found that the server ignores ranges (InternalOpener).
+	std::atomic<bool> ranges_ignored_by_sub_reads {false};
 	//! File size at open; only meaningful when sub_read_handles or read_ahead is set.
 	duckdb::idx_t file_size = 0;
 	//! The connection that opened the file: a split read stops starting pieces once its query is interrupted.

@@ -116,12 +116,14 @@ private:
 	static duckdb::OpenFileInfo OpenInfo(const std::string &path, const ObjectVersion &version);
 	static ObjectVersion VersionOf(WrappedFileHandle &handle);
 	//! Opens `info` and fails when the wrapped filesystem sees another size or modification time than `expected`.
+	//! An `internal` handle (sub-reads, fetches) is opened through InternalOpener: no full-download fallback.
 	duckdb::unique_ptr<duckdb::FileHandle> OpenAtVersion(const duckdb::OpenFileInfo &info, duckdb::FileOpenFlags flags,
 	                                                     duckdb::optional_ptr<duckdb::FileOpener> opener,
-	                                                     const ObjectVersion &expected);
+	                                                     const ObjectVersion &expected, bool internal);
 	//! OpenAtVersion later, with the file opener of `context`'s connection.
 	LazyHandle::Opener DeferredOpen(duckdb::OpenFileInfo info, duckdb::FileOpenFlags flags,
-	                                duckdb::weak_ptr<duckdb::ClientContext> context, ObjectVersion expected);
+	                                duckdb::weak_ptr<duckdb::ClientContext> context, ObjectVersion expected,
+	                                bool internal);
 	//! A handle on `version` of `path` that opens on first use (at once when there is no connection to open with).
 	//! Used only from the query's thread or while it waits (sub-reads): the connection outlives the open.
 	duckdb::unique_ptr<LazyHandle> HandleAtVersion(const std::string &path, const ObjectVersion &version,
@@ -133,6 +135,9 @@ private:
 	//! Read-ahead is shared by handles on the same object version only.
 	static std::string VersionKey(const std::string &path, const ObjectVersion &version);
 	static bool IsParquetPath(const std::string &path);
+	//! Whether a footer read at `version` may be served to later opens of the same version: only where its ETag
+	//! changes with the bytes.
+	bool FooterOutlivesOpen(const ObjectVersion &version) const;
 	//! What the VersionKey of every version of `path` begins with.
 	static std::string VersionKeyPrefix(const std::string &path);
 	//! A handle for read-ahead's fetches (and, on Azure, the reads that miss it), opened now on the query's thread
@@ -141,9 +146,17 @@ private:
 	                                                    duckdb::optional_ptr<duckdb::FileOpener> opener);
 	//! OpenFetchHandle for the version a handle was opened at, with its connection's file opener.
 	std::shared_ptr<duckdb::FileHandle> SharedHandleFor(WrappedFileHandle &handle);
-	//! An object fetching `version` of `path` on `fetch_handle`.
+	//! Checked range GETs of `version` of `path` where httpfs2 sends them itself (CheckedRangeReader), else null.
+	std::shared_ptr<CheckedRangeReader> RangeReaderFor(const std::string &path, const ObjectVersion &version,
+	                                                   duckdb::optional_ptr<duckdb::FileOpener> opener,
+	                                                   bool ranges_confirmed);
+	//! How read-ahead fetches `version` of `path`: with `reader` (or a new one), else on a fetch handle opened now.
+	ObjectReadAhead::Fetcher FetcherFor(const std::string &path, const ObjectVersion &version,
+	                                    duckdb::optional_ptr<duckdb::FileOpener> opener,
+	                                    std::shared_ptr<CheckedRangeReader> reader);
+	//! An object fetching `version` of `path` with `fetch`.
 	std::shared_ptr<ObjectReadAhead> CreateReadAhead(const std::string &path, const ObjectVersion &version,
-	                                                 std::shared_ptr<duckdb::FileHandle> fetch_handle);
+	                                                 ObjectReadAhead::Fetcher fetch);
 	//! Fetches the footer DuckDB 1.5.5 reads first from a Parquet file at `version`, into read-ahead that waits for
 	//! the file's open.
 	void PrefetchFooter(const std::string &path, const ObjectVersion &version, const ReadAheadTuning &tuning,
@@ -157,7 +170,7 @@ private:
 	                    duckdb::vector<duckdb::OpenFileInfo> &files);
 	//! Joins (or starts) the read-ahead of the object version the handle reads.
 	void AttachReadAhead(WrappedFileHandle &handle, duckdb::optional_ptr<duckdb::FileOpener> opener);
-	//! Remembers a listing and fetches the footers of its first files.
+	//! Remembers a listing, whose files' opens fetch the footers of the files listed after them.
 	void RememberListing(std::vector<duckdb::OpenFileInfo> files, duckdb::optional_ptr<duckdb::FileOpener> opener);
 	//! Fetches the footers of listed Parquet files: those with size, ETag and modification time from the listing,
 	//! and az:// ones after looking their versions up.
@@ -180,6 +193,9 @@ private:
 	const bool versions_by_head;
 	//! Whether httpfs2 opens s3:// Parquet files from a GET of their tail it signs itself (S3Tails).
 	const bool tails_by_get;
+	//! Whether sub-reads and read-ahead send their range GETs themselves (CheckedRangeReader), and to which store.
+	const bool checks_ranges;
+	const CheckedRangeReader::Store range_store;
 	//! After this many tail GETs in a row that did not give a tail (a store or secret httpfs2 cannot address, whose
 	//! every open would pay for a failed request), it stops asking for TAIL_PAUSE_SECONDS.
 	static constexpr uint32_t MAX_FAILED_TAILS = 8;

@@ -33,6 +33,15 @@ struct S3Credentials {
 	static bool Read(const std::string &path, duckdb::optional_ptr<duckdb::FileOpener> opener, S3Credentials &out);
 };
 
+//! The credentials and address of the s3:// object `path` as httpfs would reach it; false for what httpfs2 leaves to
+//! httpfs (S3Credentials::Read, S3Address::Resolve).
+bool ResolveS3Object(const std::string &path, duckdb::optional_ptr<duckdb::FileOpener> opener,
+                     S3Credentials &credentials, S3Address &address);
+
+//! The headers of a GET of `range` ("bytes=...") of the object at `address`, signed now.
+duckdb::HTTPHeaders SignedS3RangeGet(const S3Credentials &credentials, const S3Address &address,
+                                     const std::string &range);
+
 //! `request` signed with `credentials` (unsigned for a secret without key: a public bucket), as the headers to send;
 //! the Host header is left to the HTTP client, which sends the URL's. Never log these: they carry the signature.
 duckdb::HTTPHeaders SignedS3Headers(const S3Credentials &credentials, SigV4Request &request);

@@ -33,6 +33,9 @@ class S3Tails {
 public:
 	//! Bytes asked for: DuckDB 1.5.5's largest first footer read (ParquetFooter::DuckDBTailReadSize).
 	static constexpr uint64_t TAIL_BYTES = 256 * 1024;
+	//! How long the tail may take, without retries: it replaces a HEAD, and a store that stalls it must not make the
+	//! open wait httpfs's http_timeout before the HEAD is sent.
+	static constexpr uint64_t TAIL_TIMEOUT_SECONDS = 2;
 
 	//! The tail of the s3:// object at `path`, with the credentials and endpoint httpfs would use from the S3 secret
 	//! that matches it. False (never throws) when httpfs2 cannot tell: no S3 secret, a form or setting it does not

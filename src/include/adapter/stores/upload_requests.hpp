@@ -10,12 +10,12 @@
 
 #pragma once
 
+#include "adapter/stores/client_pool.hpp"
 #include "duckdb/common/file_opener.hpp"
 #include "duckdb/common/http_util.hpp"
 
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -59,15 +59,12 @@ private:
 	[[noreturn]] void Rethrow(const std::exception &error, duckdb::BaseRequest &request, const std::string &what);
 	//! Throws unless `response` is a success.
 	void Check(duckdb::HTTPResponse *response, const std::string &what);
-	duckdb::unique_ptr<duckdb::HTTPClient> TakeClient();
-	void GiveBack(duckdb::unique_ptr<duckdb::HTTPClient> client);
 
 	duckdb::HTTPUtil &http;
 	const duckdb::unique_ptr<duckdb::HTTPParams> params;
 	//! As `params`, without retries: SendAttempts makes them.
 	const duckdb::unique_ptr<duckdb::HTTPParams> single_attempt;
-	std::mutex lock;
-	std::vector<duckdb::unique_ptr<duckdb::HTTPClient>> idle;
+	ClientPool clients;
 };
 
 } // namespace httpfs2

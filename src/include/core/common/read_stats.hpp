@@ -62,6 +62,9 @@ enum class Counter : size_t {
 	INNER_OPENS,
 	//! Bytes readers got from Parquet footers remembered from an earlier open of the same object version.
 	FOOTER_BYTES_REUSED,
+	//! Answers to httpfs2's own range GETs that were not the bytes asked for: a server that ignored Range (the object
+	//! is then read through the wrapped filesystem alone), served other bytes, or another version of the object.
+	RANGE_ANSWERS_REFUSED,
 	//! Objects httpfs2's uploader made complete, the parts (a single PUT counts as one) and bytes it sent, and the
 	//! uploads it aborted (a failed part or completion, a file dropped without a successful close); bytes of parts
 	//! kept on local disk because the upload budget could not hold them.
@@ -113,6 +116,7 @@ constexpr CounterSpec COUNTER_SPECS[] = {
     {Counter::VERSION_REQUESTS, "version_requests"},
     {Counter::INNER_OPENS, "inner_opens"},
     {Counter::FOOTER_BYTES_REUSED, "footer_bytes_reused"},
+    {Counter::RANGE_ANSWERS_REFUSED, "range_answers_refused"},
     {Counter::FILES_UPLOADED, "files_uploaded"},
     {Counter::UPLOAD_PARTS, "upload_parts"},
     {Counter::UPLOAD_BYTES, "upload_bytes"},

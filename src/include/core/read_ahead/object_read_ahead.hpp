@@ -6,8 +6,9 @@
 // Read-ahead for one version of one remote object, shared by all handles open on it. A predictor turns the reads
 // it is told of into ranges; those are fetched on the IO pool into segments (each its own buffer, charged to the
 // database's memory budget) and served to readers from there. A read overlapping a fetch in flight waits for it; a
-// read overlapping a fetch still queued takes it over; nothing is fetched twice. A failed fetch is silent: the
-// reader reads that part itself and gets the wrapped filesystem's own error if it fails again.
+// read overlapping a fetch still queued takes it over; nothing is fetched twice. A failed fetch is silent to readers
+// that did not wait for it (they read that part themselves); a reader that waited for it gets its error, as it would
+// have had it read the bytes itself, rather than waiting as long again.
 //===----------------------------------------------------------------------===//
 
 #pragma once
@@ -20,6 +21,8 @@
 #include "core/common/read_stats.hpp"
 
 #include <condition_variable>
+#include <exception>
+#include <stdexcept>
 #include <functional>
 #include <map>
 #include <memory>
@@ -65,6 +68,13 @@ struct ReadAheadTuner {
 };
 
 //! What Serve did for one read.
+//! Thrown by a Fetcher that cannot fetch from this object at all (its server ignores ranges): readers read the bytes
+//! themselves, and the error is never theirs.
+class FetchDeclined : public std::runtime_error {
+public:
+	using std::runtime_error::runtime_error;
+};
+
 struct ServeResult {
 	//! The parts of the read that read-ahead did not hold, in order: the caller reads these itself.
 	std::vector<ByteRange> gaps;
@@ -135,6 +145,7 @@ private:
 	void AddSegmentLocked(const ByteRange &piece, uint64_t useful_bytes);
 	void RunFetch(const std::shared_ptr<Segment> &segment, bool by_reader);
 	//! Waits until `segment` is no longer in flight, fetching it itself when still queued; true when it holds data.
+	//! Throws the fetch's error when it waited for a fetch that failed (FetchDeclined aside).
 	bool Await(const std::shared_ptr<Segment> &segment, bool &waited);
 	void ConsumeLocked(const std::shared_ptr<Segment> &segment, uint64_t bytes);
 	//! Removes a segment from the map; what no reader got of its fetched bytes is counted as wasted.

@@ -16,6 +16,8 @@
 
 #pragma once
 
+#include <functional>
+#include <stdexcept>
 #include "core/common/io_pool.hpp"
 #include "core/upload/spill_file.hpp"
 #include "core/upload/upload_budget.hpp"
@@ -65,6 +67,17 @@ struct UploadOptions {
 	uint64_t min_part_size = 5 * 1024 * 1024;
 	//! Where a part goes when the budget cannot hold it (see SpillFile); empty: $TMPDIR, else /tmp.
 	std::string spill_directory;
+	//! Asked while Close waits for the parts in flight (a query interrupted): once it says so, the wait ends with
+	//! UploadCancelled and the upload is aborted. A part whose answer never ends (a server that trickles it) keeps
+	//! only its own buffer until its request ends.
+	std::function<bool()> cancelled;
+};
+
+//! Close gave up waiting for its parts: `cancelled` said so.
+class UploadCancelled : public std::runtime_error {
+public:
+	UploadCancelled() : std::runtime_error("the upload was cancelled") {
+	}
 };
 
 class ObjectUpload {

@@ -54,6 +54,9 @@ public:
 	uint64_t Peak() const;
 	void ResetPeak();
 	uint64_t PartsInFlight() const;
+	//! Waits until no part is in flight: the parts of an upload that stopped waiting for them (a cancelled Close)
+	//! still use the database's HTTP client, so the database must not go before they end.
+	void WaitUntilNoPartInFlight();
 	//! The most parts in flight at once since the last ResetPeak.
 	uint64_t PartsInFlightPeak() const;
 

@@ -1,0 +1,274 @@
+#include "adapter/stores/checked_range_reader.hpp"
+
+#include "core/requests/azure_shared_key.hpp"
+#include "core/requests/s3_request.hpp"
+#include "core/requests/url_redaction.hpp"
+#include "duckdb/common/exception/http_exception.hpp"
+#include "duckdb/main/client_context.hpp"
+#include "duckdb/main/secret/secret_manager.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <thread>
+
+namespace httpfs2 {
+
+using duckdb::FileOpener;
+using duckdb::optional_ptr;
+using duckdb::unique_ptr;
+using std::string;
+
+//! What one request's answer was; filled by the client's callbacks.
+struct CheckedRangeReader::Attempt {
+	bool answered = false;
+	RangeAnswer answer;
+	RangeVerdict verdict = RangeVerdict::NOT_SUCCESS;
+	string why;
+	uint64_t received = 0;
+	//! The start of an error's body, for the store's error code.
+	string error_body;
+	unique_ptr<duckdb::HTTPResponse> response;
+};
+
+//! Whether an HTTP secret applies to `url`: its bearer token and extra headers are added by httpfs's handles only.
+static bool HasHttpSecret(const string &url, optional_ptr<FileOpener> opener) {
+	auto secret_manager = FileOpener::TryGetSecretManager(opener);
+	auto transaction = FileOpener::TryGetCatalogTransaction(opener);
+	if (!secret_manager || !transaction) {
+		return true; // cannot tell: leave the reads to httpfs
+	}
+	return secret_manager->LookupSecret(*transaction, url, "http").HasMatch();
+}
+
+std::shared_ptr<CheckedRangeReader> CheckedRangeReader::For(const string &path, const ObjectVersion &version,
+                                                            Store store, optional_ptr<FileOpener> opener,
+                                                            ReadStats &stats, bool ranges_confirmed) {
+	try {
+		auto context = FileOpener::TryGetClientContext(opener);
+		if (!context || version.size == 0) {
+			return nullptr;
+		}
+		S3Credentials credentials;
+		S3Address address;
+		if (store == Store::S3 ? !ResolveS3Object(path, opener, credentials, address) : HasHttpSecret(path, opener)) {
+			return nullptr;
+		}
+		auto &http = duckdb::HTTPUtil::Get(*context->db);
+		if (http.GetName() == "Built-In") {
+			return nullptr; // httpfs is not loaded (its client sends these requests)
+		}
+		duckdb::FileOpenerInfo info {path};
+		auto params = http.InitializeParameters(opener, &info);
+		std::shared_ptr<CheckedRangeReader> reader(
+		    new CheckedRangeReader(path, store, version, std::move(params), stats));
+		reader->credentials = std::move(credentials);
+		reader->address = std::move(address);
+		reader->ranges_confirmed = ranges_confirmed;
+		return reader;
+	} catch (std::exception &) {
+		return nullptr; // a secret or setting httpfs2 cannot read: httpfs's handles read the file
+	}
+}
+
+CheckedRangeReader::CheckedRangeReader(string path_p, Store store_p, const ObjectVersion &version,
+                                       unique_ptr<duckdb::HTTPParams> params_p, ReadStats &stats_p)
+    : path(std::move(path_p)), store(store_p), params(std::move(params_p)), retries(params->retries), stats(stats_p) {
+	params->logger = nullptr;
+	params->retries = 0;
+	expected.size = version.size;
+	expected.etag = version.etag;
+	// With an ETag, Last-Modified is taken from the first answer: a listing's (ListObjectsV2) may be written at
+	// another precision than the header's. Without one, the open's (a HEAD's header) is all there is.
+	if (version.etag.empty() && version.last_modified.value != 0) {
+		expected.last_modified = static_cast<std::time_t>(duckdb::Timestamp::GetEpochSeconds(version.last_modified));
+	}
+}
+
+string CheckedRangeReader::Url() const {
+	return store == Store::S3 ? address.Url() : path;
+}
+
+duckdb::HTTPHeaders CheckedRangeReader::Headers(const ByteRange &range) const {
+	auto value = "bytes=" + std::to_string(range.offset) + "-" + std::to_string(range.End() - 1);
+	if (store == Store::S3) {
+		return SignedS3RangeGet(credentials, address, value);
+	}
+	duckdb::HTTPHeaders headers;
+	headers["Range"] = value;
+	return headers;
+}
+
+ExpectedVersion CheckedRangeReader::Expected() {
+	std::lock_guard<std::mutex> guard(lock);
+	return expected;
+}
+
+void CheckedRangeReader::Adopt(const RangeAnswer &answer) {
+	std::time_t modified;
+	std::lock_guard<std::mutex> guard(lock);
+	if (expected.etag.empty()) {
+		expected.etag = answer.etag;
+	}
+	if (expected.last_modified == 0 && ParseHttpDate(answer.last_modified, modified)) {
+		expected.last_modified = modified;
+	}
+}
+
+void CheckedRangeReader::Send(const ByteRange &range, char *destination, Attempt &attempt) {
+	auto version = Expected();
+	auto client = clients.Take();
+	duckdb::GetRequestInfo get(
+	    Url(), Headers(range), *params,
+	    [&](const duckdb::HTTPResponse &response) {
+		    // A client may call this again for a redirect's target: each answer starts over.
+		    attempt.answered = true;
+		    attempt.received = 0;
+		    attempt.error_body.clear();
+		    auto header = [&response](const char *name) {
+			    return response.HasHeader(name) ? response.GetHeaderValue(name) : string();
+		    };
+		    attempt.answer = {static_cast<int>(response.status), header("Content-Range"), header("Content-Length"),
+		                      header("ETag"), header("Last-Modified")};
+		    // A client that lost the connection (curl) still reports the answer it got so far: a failure to retry.
+		    attempt.verdict = response.HasRequestError()
+		                          ? RangeVerdict::NOT_SUCCESS
+		                          : CheckRangeAnswer(range, version, attempt.answer, attempt.why);
+		    // The body of a wrong answer is not read (httplib stops; curl has it already).
+		    return attempt.verdict == RangeVerdict::EXACT || attempt.verdict == RangeVerdict::NOT_SUCCESS;
+	    },
+	    [&](duckdb::const_data_ptr_t data, duckdb::idx_t length) {
+		    if (attempt.verdict != RangeVerdict::EXACT) {
+			    static constexpr size_t MAX_ERROR_BODY = 4096;
+			    attempt.error_body.append(reinterpret_cast<const char *>(data),
+			                              std::min<size_t>(length, MAX_ERROR_BODY - attempt.error_body.size()));
+			    return attempt.error_body.size() < MAX_ERROR_BODY;
+		    }
+		    if (attempt.received + length > range.length) {
+			    attempt.verdict = RangeVerdict::WRONG_RANGE;
+			    attempt.why = "more than the " + std::to_string(range.length) + " bytes asked for";
+			    return false;
+		    }
+		    std::memcpy(destination + attempt.received, data, length);
+		    attempt.received += length;
+		    return true;
+	    });
+	// Failures come back as answers: the attempts are made here.
+	get.try_request = true;
+	attempt.response = params->http_util.Request(get, client);
+	if (attempt.answered && attempt.verdict == RangeVerdict::EXACT && attempt.received == range.length) {
+		clients.GiveBack(std::move(client));
+	}
+}
+
+void CheckedRangeReader::Read(const ByteRange &range, char *destination) {
+	if (!ranges_confirmed) {
+		auto failed_before = probes_failed.load();
+		std::lock_guard<std::mutex> first(first_answer);
+		if (!ranges_confirmed) {
+			if (probes_failed.load() != failed_before) {
+				// The request this one waited for failed (a stalled server): so would this one, after as long.
+				std::rethrow_exception(probe_failure);
+			}
+			try {
+				ReadWithRetries(range, destination);
+			} catch (RangesIgnored &) {
+				throw;
+			} catch (...) {
+				probe_failure = std::current_exception();
+				probes_failed++;
+				throw;
+			}
+			return;
+		}
+	}
+	ReadWithRetries(range, destination);
+}
+
+void CheckedRangeReader::ReadWithRetries(const ByteRange &range, char *destination) {
+	if (ranges_ignored) {
+		throw RangesIgnored(path);
+	}
+	for (uint64_t attempt_number = 1;; attempt_number++) {
+		Attempt attempt;
+		Send(range, destination, attempt);
+		bool retry = true;
+		switch (attempt.answered ? attempt.verdict : RangeVerdict::NOT_SUCCESS) {
+		case RangeVerdict::EXACT:
+			if (attempt.received == range.length) {
+				Adopt(attempt.answer);
+				ranges_confirmed = true;
+				return;
+			}
+			// A connection cut mid-body: sent again, as httpfs would.
+			attempt.why = "the answer ended after " + std::to_string(attempt.received) + " of " +
+			              std::to_string(range.length) + " bytes";
+			break;
+		case RangeVerdict::RANGES_IGNORED:
+			stats.Add(Counter::RANGE_ANSWERS_REFUSED);
+			ranges_ignored = true;
+			throw RangesIgnored(path);
+		case RangeVerdict::WRONG_RANGE:
+		case RangeVerdict::OTHER_VERSION:
+			// Not sent again: a server that answers so does it again, and a changed object stays changed.
+			stats.Add(Counter::RANGE_ANSWERS_REFUSED);
+			retry = false;
+			break;
+		case RangeVerdict::NOT_SUCCESS:
+			retry = !attempt.answered || !attempt.response || attempt.response->ShouldRetry();
+			break;
+		}
+		if (!retry || attempt_number > retries) {
+			Refuse(range, attempt);
+		}
+		// As httpfs waits: not before the first retry, then retry_wait_ms times backoff^(retry - 2).
+		if (attempt_number > 1) {
+			auto wait = params->retry_wait_ms * std::pow(params->retry_backoff, attempt_number - 2.0);
+			std::this_thread::sleep_for(std::chrono::milliseconds(static_cast<uint64_t>(wait)));
+		}
+	}
+}
+
+void CheckedRangeReader::Refuse(const ByteRange &range, const Attempt &attempt) {
+	auto file = RedactUrl(path);
+	auto bytes = std::to_string(range.offset) + "-" + std::to_string(range.End() - 1);
+	bool request_error = attempt.response && attempt.response->HasRequestError();
+	bool failed_in_transfer = attempt.verdict == RangeVerdict::NOT_SUCCESS || attempt.verdict == RangeVerdict::EXACT;
+	if (!attempt.answered || !attempt.response || (request_error && failed_in_transfer)) {
+		// As httpfs reports a request that got no (whole) answer: a timeout, a connection refused or cut.
+		auto error = request_error ? attempt.response->GetRequestError() : string("no answer");
+		throw duckdb::IOException("%s error for HTTP GET to '%s'", error, RedactUrl(Url()));
+	}
+	auto &answer = attempt.answer;
+	auto &response = *attempt.response;
+	switch (attempt.verdict) {
+	case RangeVerdict::OTHER_VERSION:
+		throw duckdb::HTTPException(answer.status, string(), response.headers, response.reason,
+		                            "'%s' changed while it was being read (%s): run the query again", file,
+		                            attempt.why);
+	case RangeVerdict::WRONG_RANGE:
+		throw duckdb::HTTPException(
+		    answer.status, string(), response.headers, response.reason,
+		    "the answer to HTTP GET of bytes %s of '%s' is not those bytes (%s): the server, or "
+		    "a proxy or cache in front of it, does not serve ranges correctly",
+		    bytes, file, attempt.why);
+	case RangeVerdict::EXACT:
+		throw duckdb::IOException("HTTP GET of bytes %s of '%s' failed: %s", bytes, file, attempt.why);
+	default: {
+		// As httpfs words it, with the store's error code (NoSuchKey, AccessDenied...) where its answer names one.
+		auto code = XmlElement(attempt.error_body, "Code");
+		auto status = std::to_string(answer.status) + " " + duckdb::HTTPUtil::GetStatusMessage(response.status) +
+		              (code.empty() ? string() : ", " + code);
+		auto url = RedactUrl(Url());
+		if (store == Store::S3) {
+			throw duckdb::HTTPException(answer.status, attempt.error_body, response.headers, response.reason,
+			                            "HTTP GET error reading '%s' in region '%s' (HTTP %s)", url, credentials.region,
+			                            status);
+		}
+		throw duckdb::HTTPException(answer.status, attempt.error_body, response.headers, response.reason,
+		                            "HTTP GET error on '%s' (HTTP %s)", url, status);
+	}
+	}
+}
+
+} // namespace httpfs2

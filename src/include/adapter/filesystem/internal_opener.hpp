@@ -1,0 +1,53 @@
+//===----------------------------------------------------------------------===//
+//                         httpfs2
+//
+// adapter/filesystem/internal_opener.hpp
+//
+// The file opener httpfs2 opens its own handles with (sub-reads, read-ahead fetches): the connection's, except that
+// httpfs must not fall back to a full download on them. A server that ignores ranges would otherwise make each of
+// those handles download the whole object, under one lock of httpfs's that IO threads and the reader then wait on.
+// Instead, the handle's read fails with httpfs's error, httpfs2 stops splitting that object, and the reader's own
+// handle (opened with the connection's settings) runs httpfs's fallback once.
+//===----------------------------------------------------------------------===//
+
+#pragma once
+
+#include "duckdb/common/file_opener.hpp"
+
+#include <exception>
+
+namespace httpfs2 {
+
+class InternalOpener : public duckdb::FileOpener {
+public:
+	explicit InternalOpener(duckdb::FileOpener &connection) : connection(connection) {
+	}
+
+	duckdb::SettingLookupResult TryGetCurrentSetting(const std::string &key, duckdb::Value &result,
+	                                                 duckdb::FileOpenerInfo &info) override;
+	duckdb::SettingLookupResult TryGetCurrentSetting(const std::string &key, duckdb::Value &result) override;
+	duckdb::optional_ptr<duckdb::ClientContext> TryGetClientContext() override {
+		return connection.TryGetClientContext();
+	}
+	duckdb::optional_ptr<duckdb::DatabaseInstance> TryGetDatabase() override {
+		return connection.TryGetDatabase();
+	}
+	duckdb::HTTPUtil &GetHTTPUtil() override {
+		return connection.GetHTTPUtil();
+	}
+	duckdb::Logger &GetLogger() const override {
+		return connection.GetLogger();
+	}
+
+	//! Whether `error` is httpfs's report that the server answered a range request with another length (it ignores
+	//! ranges), which the handles of this opener give instead of falling back.
+	static bool IsRangesIgnored(const std::exception &error);
+
+private:
+	//! The settings this opener answers itself; false for the others.
+	static bool Overrides(const std::string &key, duckdb::Value &result);
+
+	duckdb::FileOpener &connection;
+};
+
+} // namespace httpfs2

@@ -1,0 +1,106 @@
+//===----------------------------------------------------------------------===//
+//                         httpfs2
+//
+// adapter/stores/checked_range_reader.hpp
+//
+// The range GETs of sub-reads and read-ahead on s3:// and http(s):// objects, sent by httpfs2 itself through
+// DuckDB's HTTPUtil (httpfs's client, its timeouts and retry policy) so that the status and headers of every answer
+// are seen: httpfs's handles hide them and check only the length. Each answer must be exactly the range asked, of the
+// version the read began with (CheckRangeAnswer); a server that ignores Range is found at its first answer and the
+// object is then read through the wrapped filesystem alone, whose own fallback (a full download, or its error with its
+// hint) runs once, on the reader's thread.
+//===----------------------------------------------------------------------===//
+
+#pragma once
+
+#include "adapter/stores/client_pool.hpp"
+#include "adapter/stores/object_version.hpp"
+#include "adapter/stores/s3_signing.hpp"
+#include "core/common/read_stats.hpp"
+#include "core/read_ahead/object_read_ahead.hpp"
+#include "core/requests/range_answer.hpp"
+#include "duckdb/common/file_opener.hpp"
+#include "duckdb/common/http_util.hpp"
+
+#include <atomic>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <string>
+
+namespace httpfs2 {
+
+//! Thrown by CheckedRangeReader::Read, never to a user: the server ignored Range for this object, and the caller reads
+//! the bytes through the wrapped filesystem instead.
+class RangesIgnored : public FetchDeclined {
+public:
+	using FetchDeclined::FetchDeclined;
+};
+
+class CheckedRangeReader {
+public:
+	enum class Store : uint8_t { S3, HTTP };
+
+	//! A reader of `version` of `path`, or null where httpfs2 does not send the GETs itself: no client context, an
+	//! s3:// path or secret that httpfs2 does not address (ResolveS3Object), an http(s):// URL with a matching HTTP
+	//! secret (its bearer token and headers are httpfs's to add), DuckDB's built-in client.
+	//! `ranges_confirmed`: the store answered a range of this object exactly already (its tail).
+	static std::shared_ptr<CheckedRangeReader> For(const std::string &path, const ObjectVersion &version, Store store,
+	                                               duckdb::optional_ptr<duckdb::FileOpener> opener, ReadStats &stats,
+	                                               bool ranges_confirmed);
+
+	//! Reads `range` into `destination`. Throws RangesIgnored (see above), httpfs's error types for a failed request
+	//! (an HTTPException keeps its status code), and an HTTPException naming the file and range for an answer that is
+	//! not the range asked or is of another version. Retries what httpfs would (no answer, 5xx, 429, a short body).
+	//! Until one answer showed that the server serves ranges, one request is in flight at a time: a server that
+	//! ignores them sends the whole object to each, and the curl client holds each in memory.
+	void Read(const ByteRange &range, char *destination);
+
+	//! Whether the server answered a range with the whole object: nothing more is split or read ahead.
+	bool RangesWereIgnored() const {
+		return ranges_ignored.load();
+	}
+
+	const std::string path;
+
+private:
+	struct Attempt;
+
+	//! Read's attempts, as httpfs's retry policy makes them.
+	void ReadWithRetries(const ByteRange &range, char *destination);
+	CheckedRangeReader(std::string path, Store store, const ObjectVersion &version,
+	                   duckdb::unique_ptr<duckdb::HTTPParams> params, ReadStats &stats);
+	//! One request, no retry.
+	void Send(const ByteRange &range, char *destination, Attempt &attempt);
+	//! Where the GETs go: the object's URL in the store.
+	std::string Url() const;
+	duckdb::HTTPHeaders Headers(const ByteRange &range) const;
+	//! The version answers are checked against: the open's, with what the first exact answer said that the open did
+	//! not (an ETag; the Last-Modified of an object opened with an ETag).
+	ExpectedVersion Expected();
+	void Adopt(const RangeAnswer &answer);
+	[[noreturn]] void Refuse(const ByteRange &range, const Attempt &attempt);
+
+	const Store store;
+	S3Credentials credentials;
+	S3Address address;
+	//! httpfs's parameters for the path (timeout, proxy, TLS), with retries made here and no HTTP log (it records
+	//! headers, which carry signatures).
+	const duckdb::unique_ptr<duckdb::HTTPParams> params;
+	const uint64_t retries;
+	ReadStats &stats;
+	std::atomic<bool> ranges_ignored {false};
+	std::atomic<bool> ranges_confirmed {false};
+	//! Held by the one request in flight while ranges are not confirmed.
+	std::mutex first_answer;
+	//! How often that request failed, and its latest failure (under first_answer): the requests that waited for it
+	//! fail with it.
+	std::atomic<uint64_t> probes_failed {0};
+	std::exception_ptr probe_failure;
+
+	ClientPool clients;
+	std::mutex lock;
+	ExpectedVersion expected;
+};
+
+} // namespace httpfs2

@@ -1,0 +1,669 @@
+"""Servers and gateways that break HTTP's contract (rig/hostile_proxy.py, in front of versitygw or the local HTTP
+server): every read gives the object's exact bytes or the right answer, or an error naming the file, within a time
+limit; every upload gives the object byte-equal to the same COPY written locally, or an error naming the file and no
+multipart upload left open. Natively (httpfs only) and with httpfs2, in its default configuration and with small
+pieces (so that files of a few MiB split), with curl and httplib. The proxy's counters show the fault happened.
+
+Each query runs on a worker thread with a hard time limit: past it, the query is interrupted and the test fails as a
+hang. HOSTILE_SERVERS_REPORT=<file> appends one JSON line per test with its key figures."""
+
+import hashlib
+import json
+import os
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from helpers import enable, sha256, uncached
+from rig import duckdb_connect, serve_http
+from rig.hostile_proxy import serve_hostile
+from test_uploads import open_multipart_uploads, stored
+
+PREFIX = "hostile/"
+QUERY_LIMIT = 60.0  # seconds any query may take before it counts as a hang
+INTERRUPT_LIMIT = 5.0  # seconds an interrupted query may take to end
+HTTP_TIMEOUT = 1  # seconds, where a test bounds httpfs's waits
+BOUNDED = f"SET http_timeout = {HTTP_TIMEOUT}; SET http_retries = 1; SET http_retry_wait_ms = 10"
+CLIENTS = ["curl", "httplib"]
+SMALL_PIECES = {
+    "httpfs2_parallel_read_min_latency_ms": 0,
+    "httpfs2_parallel_read_chunk_size_bytes": 65536,
+    "httpfs2_parallel_read_min_bytes": 65536,
+    "httpfs2_parallel_read_max_fanout": 4,
+}
+IMPLS = {
+    "native": None,  # httpfs only
+    # Its defaults, parallel reads on, and the latency gate shut as on a LAN: whether a read under a chunk splits and
+    # read-ahead runs then does not depend on the latency the cost model happened to measure (reads of a chunk and
+    # more still split).
+    "httpfs2": {"httpfs2_parallel_read_enabled": True, "httpfs2_parallel_read_min_latency_ms": 60000},
+    "httpfs2_small": {"httpfs2_parallel_read_enabled": True, **SMALL_PIECES},
+}
+HTTPFS2_IMPLS = ["httpfs2", "httpfs2_small"]
+
+BLOB_SQL = "SELECT sha256(content) FROM read_blob('{url}')"
+CSV_SQL = "SELECT count(*), sum(i), sum(k), sum(hash(s)) FROM read_csv('{url}')"
+# Fixed-width lines (zero-padded numbers): the columns are given, not sniffed.
+FIXED_CSV_SQL = (
+    "SELECT count(*), sum(i), sum(k), sum(hash(s)) FROM read_csv('{url}', header = true, "
+    "columns = {{'i': 'BIGINT', 'k': 'INTEGER', 's': 'VARCHAR'}})"
+)
+PARQUET_SQL = "SELECT count(*), sum(i), sum(hash(s)) FROM read_parquet('{url}')"
+PARQUET_COUNT_SQL = "SELECT count(*) FROM read_parquet('{url}')"
+# About 12 MiB of CSV: three parts of 5 MiB, natively and with httpfs2.
+UPLOAD_ROWS = "SELECT i, i * 7 % 1000 AS k, md5(i::VARCHAR) AS s FROM range(300000) r(i)"
+PART = 5 << 20
+
+
+# --- reporting and bounded queries ---
+
+
+def report(request, **figures):
+    """Puts the test's key figures in its properties and, with HOSTILE_SERVERS_REPORT set, in that file."""
+    for name, value in figures.items():
+        request.node.user_properties.append((name, value))
+    target = os.environ.get("HOSTILE_SERVERS_REPORT")
+    if target:
+        with open(target, "a") as handle:
+            handle.write(json.dumps({"test": request.node.name, **figures}, default=str) + "\n")
+
+
+@dataclass
+class Outcome:
+    rows: list | None
+    error: BaseException | None
+    seconds: float
+    hung: bool = False
+    interrupt_seconds: float | None = None  # after a hang: how long after the interrupt the query ended (None: never)
+    ended_by: str | None = None  # after a hang: "interrupt", "proxy" (only once it let go) or None (still running)
+
+    def text(self) -> str:
+        if self.hung:
+            how = {"interrupt": "the interrupt ended it", "proxy": "only the proxy closing its connections ended it"}
+            ending = how.get(self.ended_by, "it is still running")
+            return f"HANG: no answer in its time limit; {ending} ({self.interrupt_seconds} s after the interrupt)"
+        return f"error {type(self.error).__name__}: {str(self.error)[:200]}" if self.error else "ok"
+
+
+class Db:
+    """A DuckDB connection of one implementation and client; `stuck` once a query outlived its interrupt."""
+
+    def __init__(self, con, impl: str, client: str):
+        self.con = con
+        self.impl = impl
+        self.client = client
+        self.stuck = False
+
+    def run(self, sql: str, limit: float = QUERY_LIMIT, proxy=None) -> Outcome:
+        """Runs `sql` on a worker thread for at most `limit` seconds; then interrupts it and, if that does not end it
+        within INTERRUPT_LIMIT, puts the proxy (when given) back to normal, closes its connections, waits 10 s more."""
+        box = {}
+
+        def work():
+            try:
+                box["rows"] = self.con.execute(sql).fetchall()
+            except Exception as error:  # reported to the test, whatever it is
+                box["error"] = error
+            box["end"] = time.monotonic()
+
+        start = time.monotonic()
+        worker = threading.Thread(target=work, name="hostile-query", daemon=True)
+        worker.start()
+        worker.join(limit)
+        if not worker.is_alive():
+            return Outcome(box.get("rows"), box.get("error"), box["end"] - start)
+        interrupted_at = time.monotonic()
+        self.con.interrupt()
+        worker.join(INTERRUPT_LIMIT)
+        ended_by = "interrupt"
+        if worker.is_alive() and proxy is not None:
+            ended_by = "proxy"
+            proxy.mode = "normal"  # so that what the client tries next is answered
+            proxy.drop_connections()
+            worker.join(10)
+        self.stuck = worker.is_alive()
+        took = None if self.stuck else round(box["end"] - interrupted_at, 2)
+        return Outcome(
+            None,
+            box.get("error"),
+            time.monotonic() - start,
+            hung=True,
+            interrupt_seconds=took,
+            ended_by=None if self.stuck else ended_by,
+        )
+
+
+def fail_on_hang(outcome: Outcome, what: str):
+    if outcome.hung:
+        pytest.fail(f"{what}: {outcome.text()}")
+
+
+def names_the_file(outcome: Outcome, name: str) -> bool:
+    return outcome.error is not None and name in str(outcome.error)
+
+
+def natively_and_with(impl, connect, client, proxy, mode, sql, limit, stall_seconds, setup=None):
+    """Runs `sql` natively, then with `impl`, each while `proxy` plays `mode`; per name its outcome and seconds, and
+    how often the proxy played the mode in the second run. Fails on a hang."""
+    outcomes, seconds, hits = {}, {}, 0
+    for name in ("native", impl):
+        db = connect(name, client)
+        if setup:
+            db.con.execute(setup)
+        proxy.reset()
+        proxy.stall_seconds = stall_seconds
+        proxy.mode = mode
+        outcomes[name] = db.run(sql, limit=limit, proxy=proxy)
+        seconds[name] = round(outcomes[name].seconds, 2)
+        hits = proxy.counts.get(f"hit:{mode}", 0)
+        proxy.mode = "normal"
+        fail_on_hang(outcomes[name], f"{name}: {sql}")
+    return outcomes, seconds, hits
+
+
+def assert_right_or_names_the_file(outcome: Outcome, right: bool, name: str, wrong: str):
+    """A query against a misbehaving server either answered right or failed naming the file; `wrong` says what a
+    wrong answer means."""
+    if outcome.error is None:
+        assert right, wrong
+    else:
+        assert names_the_file(outcome, name), outcome.text()
+
+
+# --- fixtures ---
+
+
+@pytest.fixture(scope="module")
+def hostile_s3(rig):
+    """The hostile proxy in front of versitygw itself (not toxiproxy); its faults hit keys under PREFIX only. It has
+    the secret key, to sign again the GETs whose signed Range it changes (httpfs2 signs some GETs' Range)."""
+    host, port = rig.direct_endpoint.split(":")
+    with serve_hostile(host, int(port), key_filter=f"/{PREFIX}", secret_key=rig.secret_key) as proxy:
+        yield proxy
+
+
+class Data:
+    """Objects written with one PutObject each (so they have plain ETags) and the same files in a local folder."""
+
+    def __init__(self, rig, folder: Path):
+        self.rig = rig
+        self.folder = folder
+        self.files = {}
+
+    def add(self, name: str, data: bytes | None = None):
+        path = self.folder / name
+        if data is not None:
+            path.write_bytes(data)
+        self.rig.put_object(PREFIX + name, path.read_bytes())
+        self.files[name] = path
+
+    def sha(self, name: str) -> str:
+        return sha256(self.files[name].read_bytes())
+
+    def answer(self, sql: str, name: str) -> list:
+        return duckdb.connect().execute(sql.format(url=self.files[name])).fetchall()
+
+
+@pytest.fixture(scope="module")
+def data(rig, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("hostile")
+    found = Data(rig, folder)
+    found.add("blob4.bin", os.urandom((4 << 20) + 12345))
+    found.add("blob64.bin", os.urandom(64 << 20))
+    local = duckdb.connect()
+    local.execute(f"""COPY (SELECT i, i * 7 % 1000 AS k, md5(i::VARCHAR) AS s FROM range(80000) r(i))
+                      TO '{folder / "data.csv"}' (FORMAT csv)""")  # 3.4 MB
+    found.add("data.csv")
+    local.execute(f"""COPY (SELECT i, md5(i::VARCHAR) AS s FROM range(300000) r(i))
+                      TO '{folder / "data.parquet"}' (FORMAT parquet, ROW_GROUP_SIZE 50000)""")  # 11 MB, 6 groups
+    found.add("data.parquet")
+    return found
+
+
+@pytest.fixture(scope="module")
+def hostile_http(data):
+    """The hostile proxy in front of the local HTTP server over the data's folder."""
+    with serve_http(data.folder) as base_url:
+        port = int(base_url.rsplit(":", 1)[1])
+        with serve_hostile("127.0.0.1", port) as proxy:
+            yield proxy
+
+
+@pytest.fixture(autouse=True)
+def normal_proxies(hostile_s3):
+    """Every test starts with a proxy in "normal" mode and zero counters, and leaves it so."""
+    saved = (hostile_s3.stall_seconds, hostile_s3.trickle_interval, hostile_s3.trickle_seconds)
+    hostile_s3.reset()
+    yield
+    hostile_s3.reset()
+    hostile_s3.stall_seconds, hostile_s3.trickle_interval, hostile_s3.trickle_seconds = saved
+
+
+@pytest.fixture
+def connect(rig, hostile_s3):
+    """connect(impl, client): a connection with httpfs (and, but for "native", httpfs2 configured as IMPLS says),
+    the client set, the S3 secret on the hostile proxy, the external file cache off. Closed afterwards, unless a
+    query on it never ended."""
+    made = []
+
+    def make(impl: str, client: str = "curl") -> Db:
+        con = duckdb_connect(None, load_httpfs2_too=impl != "native")
+        con.execute("SET enable_external_file_cache = false")
+        con.execute(f"SET httpfs_client_implementation = '{client}'")
+        con.execute(rig.secret_sql(endpoint=hostile_s3.endpoint))
+        settings = IMPLS[impl] or {}
+        if settings:
+            known = {
+                row[0]
+                for row in con.execute("SELECT name FROM duckdb_settings() WHERE name LIKE 'httpfs2%'").fetchall()
+            }
+            assert set(settings) <= known, sorted(set(settings) - known)
+        for name, value in settings.items():
+            con.execute(f"SET {name} = {str(value).lower()}")
+        db = Db(con, impl, client)
+        made.append(db)
+        return db
+
+    yield make
+    for db in made:
+        if not db.stuck:
+            db.con.close()
+
+
+def url_of(rig, hostile_http, scheme: str, name: str) -> str:
+    return rig.url(PREFIX + name) if scheme == "s3" else f"{hostile_http.url}/{name}"
+
+
+def proxy_of(hostile_s3, hostile_http, scheme: str):
+    if scheme == "http":
+        hostile_http.reset()
+        return hostile_http
+    return hostile_s3
+
+
+# --- reads ---
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+@pytest.mark.parametrize("impl", sorted(IMPLS))
+@pytest.mark.parametrize("name", ["blob4.bin", "data.csv"])
+@pytest.mark.parametrize("scheme", ["s3", "http"])
+def test_ignore_range_gives_the_right_answer_from_few_full_downloads(
+    request, connect, rig, data, hostile_s3, hostile_http, scheme, name, impl, client
+):
+    """A server that answers every range with 200 and the whole object (`python -m http.server`): httpfs falls back
+    to a full download; the answer is right, and httpfs2 does not download the whole object per piece."""
+    proxy = proxy_of(hostile_s3, hostile_http, scheme)
+    db = connect(impl, client)
+    sql = (BLOB_SQL if name.endswith(".bin") else CSV_SQL).format(url=url_of(rig, hostile_http, scheme, name))
+    expected = [(data.sha(name),)] if name.endswith(".bin") else data.answer(CSV_SQL, name)
+    proxy.mode = "ignore_range"
+    outcome = db.run(sql, proxy=proxy)
+    counts = proxy.counts
+    proxy.mode = "normal"
+    full = counts.get("full_body_gets", 0)
+    report(request, outcome=outcome.text(), seconds=round(outcome.seconds, 2), full_body_gets=full, counts=counts)
+    fail_on_hang(outcome, sql)
+    assert outcome.error is None, outcome.text()
+    assert outcome.rows == expected, "wrong answer"
+    assert counts.get("hit:ignore_range", 0) >= 1, counts
+    assert full <= 3, f"{full} full-body GETs of one {name}: {counts}"
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+@pytest.mark.parametrize("impl", sorted(IMPLS))
+@pytest.mark.parametrize("name", ["blob4.bin", "data.parquet"])
+def test_ignore_range_without_fallback_fails_with_the_force_download_hint(
+    request, connect, rig, data, hostile_s3, name, impl, client
+):
+    """`auto_fallback_to_full_download = false`: a read that needs a range fails with httpfs's hint to set
+    force_download (a read of the whole object from its start is answered right by a whole body: no error needed)."""
+    db = connect(impl, client)
+    db.con.execute("SET auto_fallback_to_full_download = false")
+    url = rig.url(PREFIX + name)
+    sql = (BLOB_SQL if name.endswith(".bin") else PARQUET_SQL).format(url=url)
+    expected = [(data.sha(name),)] if name.endswith(".bin") else data.answer(PARQUET_SQL, name)
+    hostile_s3.mode = "ignore_range"
+    outcome = db.run(sql, proxy=hostile_s3)
+    counts = hostile_s3.counts
+    report(request, outcome=outcome.text(), seconds=round(outcome.seconds, 2), counts=counts)
+    fail_on_hang(outcome, sql)
+    assert counts.get("hit:ignore_range", 0) >= 1, counts
+    if outcome.error is None:
+        assert name.endswith(".bin"), "a parquet scan needs ranges: it cannot succeed without a full download"
+        assert outcome.rows == expected, "wrong bytes"
+    else:
+        assert "force_download" in str(outcome.error), outcome.text()
+
+
+READS = {"blob4.bin": BLOB_SQL, "blob64.bin": BLOB_SQL, "data.csv": CSV_SQL}
+
+
+def expected_of(data, name: str) -> list:
+    return [(data.sha(name),)] if name.endswith(".bin") else data.answer(READS[name], name)
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+@pytest.mark.parametrize("impl", sorted(IMPLS))
+@pytest.mark.parametrize("name", sorted(READS))
+def test_shifted_ranges_honestly_labelled_give_right_bytes_or_an_error(
+    request, connect, rig, data, hostile_s3, name, impl, client
+):
+    """A gateway that serves other bytes than the range asked (4 KiB further), and says so in Content-Range:
+    the right bytes or an error naming the file; never the wrong bytes."""
+    db = connect(impl, client)
+    sql = READS[name].format(url=rig.url(PREFIX + name))
+    expected = expected_of(data, name)
+    hostile_s3.mode = "shift_range"
+    outcome = db.run(sql, proxy=hostile_s3)
+    counts = hostile_s3.counts
+    shifted = counts.get("hit:shift_range", 0)
+    right = outcome.rows == expected
+    report(request, outcome=outcome.text(), seconds=round(outcome.seconds, 2), right=right, shifted=shifted)
+    fail_on_hang(outcome, sql)
+    assert_right_or_names_the_file(outcome, right, name, f"wrong bytes served as right ({shifted} GETs shifted)")
+
+
+@pytest.mark.parametrize("client", ["curl"])
+@pytest.mark.parametrize("impl", ["native", "httpfs2_small"])
+def test_shifted_ranges_labelled_as_asked_are_undetectable(request, connect, rig, data, hostile_s3, impl, client):
+    """The same gateway lying in Content-Range (it claims the range asked): no header tells, and httpfs natively
+    reads the wrong bytes too (its parquet scan fails or answers wrong). httpfs2 can do no better: not asserted."""
+    db = connect(impl, client)
+    sql = PARQUET_SQL.format(url=rig.url(PREFIX + "data.parquet"))
+    expected = data.answer(PARQUET_SQL, "data.parquet")
+    hostile_s3.mode = "shift_range_lying"
+    outcome = db.run(sql, proxy=hostile_s3)
+    counts = hostile_s3.counts
+    shifted = counts.get("hit:shift_range_lying", 0)
+    report(
+        request,
+        outcome=outcome.text(),
+        seconds=round(outcome.seconds, 2),
+        right=outcome.rows == expected,
+        shifted=shifted,
+    )
+    fail_on_hang(outcome, sql)
+    assert shifted >= 1, counts
+    if impl != "native":
+        pytest.skip(f"undetectable by headers; httpfs2: {outcome.text()}, right answer: {outcome.rows == expected}")
+    assert outcome.rows != expected, "the lying gateway did not change what httpfs read"
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+@pytest.mark.parametrize("impl", sorted(IMPLS))
+@pytest.mark.parametrize("name", ["blob4.bin", "blob64.bin"])
+def test_a_range_blind_cache_gives_right_bytes_or_an_error(request, connect, rig, data, hostile_s3, name, impl, client):
+    """A cache in front of the store that keys on the path only: every ranged GET after the first gets the first
+    answer (its status, headers and body) again."""
+    db = connect(impl, client)
+    sql = BLOB_SQL.format(url=rig.url(PREFIX + name))
+    hostile_s3.mode = "range_blind_cache"
+    outcome = db.run(sql, proxy=hostile_s3)
+    counts = hostile_s3.counts
+    right = outcome.rows == [(data.sha(name),)]
+    replays = counts.get("hit:range_blind_cache", 0)
+    report(request, outcome=outcome.text(), seconds=round(outcome.seconds, 2), right=right, replays=replays)
+    fail_on_hang(outcome, sql)
+    assert_right_or_names_the_file(outcome, right, name, f"wrong bytes served as right ({replays} replays)")
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+@pytest.mark.parametrize("impl", HTTPFS2_IMPLS)
+def test_a_body_that_never_comes_fails_as_soon_as_natively(request, connect, rig, data, hostile_s3, impl, client):
+    """Every GET's headers come, then nothing: with http_timeout 1 s and one retry, the read fails within about
+    (retries + 1) x timeout, and httpfs2 takes at most one timeout more than httpfs alone."""
+    sql = BLOB_SQL.format(url=rig.url(PREFIX + "blob4.bin"))
+    outcomes, seconds, hits = natively_and_with(
+        impl, connect, client, hostile_s3, "stall_body", sql, 30, 4 * HTTP_TIMEOUT, setup=BOUNDED
+    )
+    assert hits >= 1
+    report(request, native_seconds=seconds["native"], httpfs2_seconds=seconds[impl], error=outcomes[impl].text())
+    for name, outcome in outcomes.items():
+        assert outcome.error is not None, f"{name}: a body that never came was read"
+        assert names_the_file(outcome, "blob4.bin"), f"{name}: {outcome.text()}"
+    assert seconds["native"] <= 2 * HTTP_TIMEOUT + 3, seconds
+    assert seconds[impl] <= seconds["native"] + HTTP_TIMEOUT + 0.5, seconds
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+@pytest.mark.parametrize("impl", HTTPFS2_IMPLS)
+def test_a_tail_get_that_stalls_costs_at_most_a_few_seconds(request, connect, rig, data, hostile_s3, impl, client):
+    """A server that never answers a suffix range (`bytes=-N`: httpfs never asks one, httpfs2's first open of a
+    parquet file does): the answer is right, and with httpfs's default http_timeout (30 s) httpfs2 does not wait for
+    it: the whole query stays under 5 s, at most 3 s more than natively. The proxy closes a stalled GET after 8 s."""
+    sql = PARQUET_COUNT_SQL.format(url=rig.url(PREFIX + "data.parquet"))
+    expected = data.answer(PARQUET_COUNT_SQL, "data.parquet")
+    outcomes, seconds, stalls = natively_and_with(impl, connect, client, hostile_s3, "stall_tail", sql, 45, 8.0)
+    report(
+        request,
+        native_seconds=seconds["native"],
+        httpfs2_seconds=seconds[impl],
+        httpfs2_tail_stalls=stalls,
+        outcome=outcomes[impl].text(),
+    )
+    for name, outcome in outcomes.items():
+        assert outcome.error is None, f"{name}: {outcome.text()}"
+        assert outcome.rows == expected, f"{name}: wrong answer"
+    assert seconds[impl] < 5, f"httpfs2 waited for a tail that never came: {seconds} ({stalls} stalled tails)"
+    assert seconds[impl] <= seconds["native"] + 3, seconds
+
+
+def fixed_width_csv(seed: int, rows: int) -> bytes:
+    """Lines of one width whatever the seed: two versions of a file of the same size and other content."""
+    lines = [
+        f"{i:08d},{(i * 7 + seed) % 1000:03d},{hashlib.md5(f'{seed}-{i}'.encode()).hexdigest()}\n" for i in range(rows)
+    ]
+    return ("i,k,s\n" + "".join(lines)).encode()
+
+
+@pytest.mark.parametrize("impl", sorted(IMPLS))
+def test_an_object_without_etag_replaced_mid_scan_gives_one_version(request, connect, rig, hostile_s3, tmp_path, impl):
+    """A file written straight into versitygw's bucket folder has no ETag. It is replaced by another of the same
+    size (its mtime 5 s later, so Last-Modified changes) just before the scan's second GET of it: the answer is
+    one version's or an error, never a mix of both."""
+    key = PREFIX + "noetag/data.csv"
+    path = rig._workdir / "data" / rig.bucket / key
+    path.parent.mkdir(parents=True, exist_ok=True)
+    versions = [fixed_width_csv(seed, 100_000) for seed in (0, 1)]
+    assert len(versions[0]) == len(versions[1])
+    answers = []
+    for number, version in enumerate(versions):
+        local = tmp_path / f"v{number}.csv"
+        local.write_bytes(version)
+        answers.append(duckdb.connect().execute(FIXED_CSV_SQL.format(url=local)).fetchall())
+    path.write_bytes(versions[0])
+    assert "ETag" not in rig.s3.head_object(Bucket=rig.bucket, Key=key)
+
+    def replace():
+        mtime = path.stat().st_mtime
+        staged = path.with_name("staged.tmp")
+        staged.write_bytes(versions[1])
+        os.utime(staged, (mtime + 5, mtime + 5))
+        os.replace(staged, path)
+
+    db = connect(impl)
+    db.con.execute("SET threads = 2")
+    hostile_s3.on_get(2, replace)
+    outcome = db.run(FIXED_CSV_SQL.format(url=rig.url(key)), proxy=hostile_s3)
+    counts = hostile_s3.counts
+    which = answers.index(outcome.rows) if outcome.rows in answers else None
+    report(request, outcome=outcome.text(), version=which, replaced=counts.get("hooks_called", 0), counts=counts)
+    fail_on_hang(outcome, "the scan")
+    mix = f"a mix of two versions: {outcome.rows} (replaced: {counts.get('hooks_called')})"
+    assert_right_or_names_the_file(outcome, which is not None, "noetag/data.csv", mix)
+
+
+@pytest.fixture(scope="module")
+def listed_files(rig, tmp_path_factory):
+    """40 small parquet files under one prefix."""
+    folder = tmp_path_factory.mktemp("hostile-list")
+    local = duckdb.connect()
+    for number in range(40):
+        path = folder / f"f{number:02d}.parquet"
+        local.execute(f"COPY (SELECT {number} AS n, range AS i FROM range(100)) TO '{path}' (FORMAT parquet)")
+        rig.s3.upload_file(str(path), rig.bucket, f"{PREFIX}list/f{number:02d}.parquet")
+    return f"s3://{rig.bucket}/{PREFIX}list/*"
+
+
+@pytest.mark.parametrize("impl", sorted(IMPLS))
+def test_a_glob_opens_none_of_the_files_it_lists(request, connect, hostile_s3, listed_files, impl):
+    db = connect(impl)
+    outcome = db.run(f"SELECT count(*) FROM glob('{listed_files}')", proxy=hostile_s3)
+    counts = hostile_s3.counts
+    report(
+        request,
+        outcome=outcome.text(),
+        file_gets=counts.get("object_gets", 0),
+        file_heads=counts.get("HEAD", 0),
+        listings=counts.get("listings", 0),
+    )
+    fail_on_hang(outcome, "the glob")
+    assert outcome.error is None, outcome.text()
+    assert outcome.rows == [(40,)]
+    assert counts.get("listings", 0) >= 1, counts
+    assert counts.get("object_gets", 0) == 0, f"a glob GET files it only lists: {counts}"
+
+
+# --- uploads ---
+
+
+def abort_open_uploads(rig):
+    for upload in open_multipart_uploads(rig):
+        rig.s3.abort_multipart_upload(Bucket=rig.bucket, Key=upload["Key"], UploadId=upload["UploadId"])
+
+
+def writer(connect, impl: str, client: str) -> Db:
+    """A connection that writes ROWS as three parts of 5 MiB: httpfs2's uploader, or httpfs's own."""
+    db = connect("native" if impl == "native" else "httpfs2", client)
+    db.con.execute("SET threads = 1")  # one writer: the bytes of a COPY do not depend on scheduling
+    if impl == "native":
+        db.con.execute("SET s3_uploader_max_filesize = '50GB'")  # 50 GB / 10000 parts: parts of 5 MiB
+    else:
+        db.con.execute(f"SET httpfs2_write_enabled = true; SET httpfs2_write_part_size_bytes = {PART}")
+    return db
+
+
+@pytest.fixture(scope="module")
+def upload_local(tmp_path_factory):
+    path = tmp_path_factory.mktemp("hostile-upload") / "rows.csv"
+    con = duckdb.connect()
+    con.execute("SET threads = 1")
+    con.execute(f"COPY ({UPLOAD_ROWS}) TO '{path}' (FORMAT csv)")
+    assert path.stat().st_size > 2 * PART
+    return path.read_bytes()
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+@pytest.mark.parametrize(
+    "mode", ["upload_part_no_etag", "complete_error_body", "complete_lost_404", "head_forbidden+complete_lost_404"]
+)
+def test_an_upload_answered_wrongly_gives_the_object_or_an_error_and_no_open_upload(
+    request, connect, rig, hostile_s3, upload_local, mode, client
+):
+    """An UploadPart answered without an ETag; a CompleteMultipartUpload answered 200 with an <Error> body; a
+    completion that took effect and whose answer was lost, a repeated one answered NoSuchUpload (and HEAD refused
+    as well): the COPY succeeds with the object byte-equal to the local COPY, or fails naming the file and leaves
+    no multipart upload open. httpfs2's uploader only: httpfs's own leaves the upload open in the first three cases
+    and names no file (seen on this rig), so it is no model here."""
+    impl = "httpfs2"
+    abort_open_uploads(rig)
+    key = f"{PREFIX}uploads/{mode.replace('+', '-')}-{impl}-{client}.csv"
+    db = writer(connect, impl, client)
+    db.con.execute(BOUNDED)
+    hostile_s3.mode = mode
+    outcome = db.run(f"COPY ({UPLOAD_ROWS}) TO '{rig.url(key)}' (FORMAT csv)", proxy=hostile_s3)
+    counts = hostile_s3.counts
+    hostile_s3.mode = "normal"
+    left_open = [upload["Key"] for upload in open_multipart_uploads(rig)]
+    try:
+        equal = sha256(stored(rig, key)) == sha256(upload_local)
+    except rig.s3.exceptions.NoSuchKey:
+        equal = None
+    hits = {name: value for name, value in counts.items() if name.startswith("hit:")}
+    report(request, outcome=outcome.text(), object_equal=equal, uploads_left_open=len(left_open), hits=hits)
+    fail_on_hang(outcome, "the COPY")
+    assert hits, f"the fault never happened: {counts}"
+    assert_right_or_names_the_file(outcome, equal, key, "the COPY succeeded but the object is not what it wrote")
+    assert left_open == [], f"multipart uploads left open: {left_open}"
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_a_part_answer_that_trickles_ends_at_an_interrupt_and_leaves_no_upload(
+    request, connect, rig, hostile_s3, client
+):
+    """Every UploadPart's answer comes one byte every 0.5 s (so no single wait reaches http_timeout = 1 s; httplib
+    waits for it without end, curl until its low-speed limit): an interrupt ends the COPY at once, the upload is
+    aborted, and once the trickles end no multipart upload is left open. httpfs's own COPY does not end at an
+    interrupt (seen on this rig), so it is no model here."""
+    abort_open_uploads(rig)
+    key = f"{PREFIX}uploads/trickle-{client}.csv"
+    db = writer(connect, "httpfs2", client)
+    db.con.execute(BOUNDED)
+    hostile_s3.trickle_interval = 0.5
+    hostile_s3.trickle_seconds = 30.0
+    hostile_s3.mode = "part_trickle"
+    limit = 3 * HTTP_TIMEOUT + 1
+    outcome = db.run(f"COPY ({UPLOAD_ROWS}) TO '{rig.url(key)}' (FORMAT csv)", limit=limit)
+    counts = hostile_s3.counts
+    hostile_s3.mode = "normal"
+    hostile_s3.drop_connections()  # ends the trickles still running
+    left_open = []
+    for _ in range(100):  # the parts in flight end with the trickles, after the abort
+        left_open = [upload["Key"] for upload in open_multipart_uploads(rig)]
+        if not left_open:
+            break
+        time.sleep(0.1)
+    report(
+        request,
+        outcome=outcome.text(),
+        seconds=round(outcome.seconds, 2),
+        interrupt_seconds=outcome.interrupt_seconds,
+        trickled=counts.get("hit:part_trickle", 0),
+        uploads_left_open=len(left_open),
+    )
+    assert counts.get("hit:part_trickle", 0) >= 1, counts
+    if outcome.hung:
+        assert outcome.ended_by == "interrupt", outcome.text()
+        assert outcome.interrupt_seconds <= 1.0, outcome.text()
+    else:
+        assert names_the_file(outcome, key), outcome.text()
+    with pytest.raises(rig.s3.exceptions.NoSuchKey):
+        stored(rig, key)
+    assert left_open == [], f"multipart uploads left open: {left_open}"
+
+
+def test_a_same_size_overwrite_behind_size_style_validators_is_read_anew(rig, tmp_path):
+    """A plain HTTP server whose ETag is the object's size and whose Last-Modified never moves (rig/http_server.py,
+    as servers that make validators of size and mtime look after an overwrite within a second): a Parquet file
+    replaced between two queries by one of the same size is read anew, footer included. Its footer's statistics
+    would otherwise prune every row group (0 rows), or its remembered last bytes mix with the new ones."""
+    paths = {}
+    writer_con = duckdb.connect()
+    for name, offset in (("old", 0), ("new", 1_500_000)):
+        paths[name] = tmp_path / f"{name}.parquet"
+        writer_con.execute(
+            f"COPY (SELECT (i + {offset})::BIGINT AS f, (i * 7)::BIGINT AS g FROM range(200000) t(i)) "
+            f"TO '{paths[name]}' (COMPRESSION uncompressed, ROW_GROUP_SIZE 50000)"
+        )
+    assert paths["old"].stat().st_size == paths["new"].stat().st_size
+    served = tmp_path / "served"
+    served.mkdir()
+    target = served / "data.parquet"
+    target.write_bytes(paths["old"].read_bytes())
+    with serve_http(served) as base_url:
+        con = next(uncached(duckdb_connect(rig)))
+        enable(con)
+        url = f"{base_url}/data.parquet"
+        selective = f"SELECT count(*) FROM read_parquet('{url}') WHERE f > 1500000"
+        whole = f"SELECT sum(f), sum(g) FROM read_parquet('{url}')"
+        assert con.execute(selective).fetchone()[0] == 0
+        assert con.execute(whole).fetchone() == (sum(range(200000)), 7 * sum(range(200000)))
+        target.write_bytes(paths["new"].read_bytes())
+        assert con.execute(selective).fetchone()[0] == 199_999
+        assert con.execute(whole).fetchone() == (sum(range(200000)) + 200000 * 1_500_000, 7 * sum(range(200000)))
+        con.close()
