@@ -97,8 +97,9 @@ std::shared_ptr<FileHandle> WrappedFileSystem::SharedHandleFor(WrappedFileHandle
 std::shared_ptr<CheckedRangeReader> WrappedFileSystem::RangeReaderFor(const string &path, const ObjectVersion &version,
                                                                       optional_ptr<FileOpener> opener,
                                                                       bool ranges_confirmed) {
-	return checks_ranges ? CheckedRangeReader::For(path, version, range_store, opener, *stats, ranges_confirmed)
-	                     : nullptr;
+	return checks_ranges
+	           ? CheckedRangeReader::For(path, version, range_store, opener, *stats, ranged_paths, ranges_confirmed)
+	           : nullptr;
 }
 
 ObjectReadAhead::Fetcher WrappedFileSystem::FetcherFor(const string &path, const ObjectVersion &version,
@@ -264,14 +265,21 @@ void WrappedFileSystem::PrefetchFooters(const std::vector<duckdb::OpenFileInfo> 
 	state->io_pool.RunAll(std::move(lookups), ListingMemory::DEPTH);
 }
 
-void WrappedFileSystem::RememberListing(std::vector<duckdb::OpenFileInfo> files, optional_ptr<FileOpener> opener) {
+void WrappedFileSystem::RememberListing(std::vector<duckdb::OpenFileInfo> files, optional_ptr<FileOpener> opener,
+                                        bool scan_reads_them) {
 	auto settings = ReadSettings(opener, *state).Effective();
 	if (!settings.ReadAheadActive() || files.size() < 2) {
 		return;
 	}
-	// Nothing is fetched yet: a listing alone (glob(), a count of files) opens no file. The open of a listed file
-	// fetches the footers of those after it.
+	// A listing alone (glob(), a count of files) opens no file and fetches nothing; the opens of listed files fetch
+	// the footers of those after them. A multi-file reader's listing (read_parquet's) is read right after: the
+	// footers of its first files are fetched now, beside the first file's open.
+	std::vector<duckdb::OpenFileInfo> first;
+	if (scan_reads_them) {
+		first.assign(files.begin(), files.begin() + std::min<size_t>(ListingMemory::DEPTH, files.size()));
+	}
 	listings.Remember(std::move(files));
+	PrefetchFooters(first, settings, opener);
 }
 
 // --- reading and writing ---
@@ -634,7 +642,7 @@ duckdb::vector<duckdb::OpenFileInfo> WrappedFileSystem::Glob(const string &path,
 		return one_file;
 	}
 	auto files = inner->Glob(path, opener);
-	RememberListing(std::vector<duckdb::OpenFileInfo>(files.begin(), files.end()), opener);
+	RememberListing(std::vector<duckdb::OpenFileInfo>(files.begin(), files.end()), opener, false);
 	return files;
 }
 
@@ -655,7 +663,8 @@ unique_ptr<duckdb::MultiFileList> WrappedFileSystem::GlobFilesExtended(const str
 		while (files.size() < ListingMemory::MAX_FILES && list->Scan(scan, file)) {
 			files.push_back(file);
 		}
-		RememberListing(std::move(files), opener);
+		// A reader names the files' format (read_parquet: "parquet"); glob() and plain listings do not.
+		RememberListing(std::move(files), opener, !input.extension.empty());
 	}
 	return list;
 }

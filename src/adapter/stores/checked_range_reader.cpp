@@ -14,6 +14,8 @@
 
 namespace httpfs2 {
 
+constexpr size_t RangedPaths::MAX_PATHS;
+
 using duckdb::FileOpener;
 using duckdb::optional_ptr;
 using duckdb::unique_ptr;
@@ -41,9 +43,23 @@ static bool HasHttpSecret(const string &url, optional_ptr<FileOpener> opener) {
 	return secret_manager->LookupSecret(*transaction, url, "http").HasMatch();
 }
 
+bool RangedPaths::Contains(const string &path) {
+	std::lock_guard<std::mutex> guard(lock);
+	return paths.count(path) > 0;
+}
+
+void RangedPaths::Add(const string &path) {
+	std::lock_guard<std::mutex> guard(lock);
+	if (paths.size() >= MAX_PATHS) {
+		paths.clear();
+	}
+	paths.insert(path);
+}
+
 std::shared_ptr<CheckedRangeReader> CheckedRangeReader::For(const string &path, const ObjectVersion &version,
                                                             Store store, optional_ptr<FileOpener> opener,
-                                                            ReadStats &stats, bool ranges_confirmed) {
+                                                            ReadStats &stats, std::shared_ptr<RangedPaths> ranged,
+                                                            bool ranges_confirmed) {
 	try {
 		auto context = FileOpener::TryGetClientContext(opener);
 		if (!context || version.size == 0) {
@@ -64,7 +80,8 @@ std::shared_ptr<CheckedRangeReader> CheckedRangeReader::For(const string &path, 
 		    new CheckedRangeReader(path, store, version, std::move(params), stats));
 		reader->credentials = std::move(credentials);
 		reader->address = std::move(address);
-		reader->ranges_confirmed = ranges_confirmed;
+		reader->ranges_confirmed = ranges_confirmed || ranged->Contains(path);
+		reader->ranged = std::move(ranged);
 		return reader;
 	} catch (std::exception &) {
 		return nullptr; // a secret or setting httpfs2 cannot read: httpfs's handles read the file
@@ -197,7 +214,9 @@ void CheckedRangeReader::ReadWithRetries(const ByteRange &range, char *destinati
 		case RangeVerdict::EXACT:
 			if (attempt.received == range.length) {
 				Adopt(attempt.answer);
-				ranges_confirmed = true;
+				if (!ranges_confirmed.exchange(true)) {
+					ranged->Add(path);
+				}
 				return;
 			}
 			// A connection cut mid-body: sent again, as httpfs would.

@@ -171,7 +171,9 @@ private:
 	//! Joins (or starts) the read-ahead of the object version the handle reads.
 	void AttachReadAhead(WrappedFileHandle &handle, duckdb::optional_ptr<duckdb::FileOpener> opener);
 	//! Remembers a listing, whose files' opens fetch the footers of the files listed after them.
-	void RememberListing(std::vector<duckdb::OpenFileInfo> files, duckdb::optional_ptr<duckdb::FileOpener> opener);
+	//! `scan_reads_them`: the listing is a multi-file reader's, whose first files' footers are fetched now.
+	void RememberListing(std::vector<duckdb::OpenFileInfo> files, duckdb::optional_ptr<duckdb::FileOpener> opener,
+	                     bool scan_reads_them);
 	//! Fetches the footers of listed Parquet files: those with size, ETag and modification time from the listing,
 	//! and az:// ones after looking their versions up.
 	void PrefetchFooters(const std::vector<duckdb::OpenFileInfo> &files, const ParallelReadSettings &settings,
@@ -196,6 +198,7 @@ private:
 	//! Whether sub-reads and read-ahead send their range GETs themselves (CheckedRangeReader), and to which store.
 	const bool checks_ranges;
 	const CheckedRangeReader::Store range_store;
+	const std::shared_ptr<RangedPaths> ranged_paths = std::make_shared<RangedPaths>();
 	//! After this many tail GETs in a row that did not give a tail (a store or secret httpfs2 cannot address, whose
 	//! every open would pay for a failed request), it stops asking for TAIL_PAUSE_SECONDS.
 	static constexpr uint32_t MAX_FAILED_TAILS = 8;

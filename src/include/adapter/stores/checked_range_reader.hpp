@@ -27,6 +27,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_set>
 
 namespace httpfs2 {
 
@@ -37,6 +38,19 @@ public:
 	using FetchDeclined::FetchDeclined;
 };
 
+//! The paths whose server answered a range of them exactly, kept per wrapped filesystem: a later reader of such a path
+//! sends its first requests in parallel at once. At most MAX_PATHS are kept (then it starts over).
+class RangedPaths {
+public:
+	bool Contains(const std::string &path);
+	void Add(const std::string &path);
+
+private:
+	static constexpr size_t MAX_PATHS = 100000;
+	std::mutex lock;
+	std::unordered_set<std::string> paths;
+};
+
 class CheckedRangeReader {
 public:
 	enum class Store : uint8_t { S3, HTTP };
@@ -44,10 +58,11 @@ public:
 	//! A reader of `version` of `path`, or null where httpfs2 does not send the GETs itself: no client context, an
 	//! s3:// path or secret that httpfs2 does not address (ResolveS3Object), an http(s):// URL with a matching HTTP
 	//! secret (its bearer token and headers are httpfs's to add), DuckDB's built-in client.
-	//! `ranges_confirmed`: the store answered a range of this object exactly already (its tail).
+	//! `ranges_confirmed`: the store answered a range of this object exactly already (its tail); `ranged` holds the
+	//! paths of which that is known from earlier readers, and learns this one's.
 	static std::shared_ptr<CheckedRangeReader> For(const std::string &path, const ObjectVersion &version, Store store,
 	                                               duckdb::optional_ptr<duckdb::FileOpener> opener, ReadStats &stats,
-	                                               bool ranges_confirmed);
+	                                               std::shared_ptr<RangedPaths> ranged, bool ranges_confirmed);
 
 	//! Reads `range` into `destination`. Throws RangesIgnored (see above), httpfs's error types for a failed request
 	//! (an HTTPException keeps its status code), and an HTTPException naming the file and range for an answer that is
@@ -99,6 +114,7 @@ private:
 	std::exception_ptr probe_failure;
 
 	ClientPool clients;
+	std::shared_ptr<RangedPaths> ranged;
 	std::mutex lock;
 	ExpectedVersion expected;
 };
