@@ -9,6 +9,7 @@
 #include "mbedtls_wrapper.hpp"
 
 #include <ctime>
+#include <new>
 #include <vector>
 
 namespace httpfs2 {
@@ -235,6 +236,7 @@ private:
 				}
 			}
 		} catch (duckdb::Exception &) { // the store refused or did not answer: its lifecycle rules remove what is left
+		} catch (std::bad_alloc &) {
 		}
 	}
 

@@ -27,8 +27,8 @@ struct ObjectUpload::State {
 	//! Records the object's first failure: nothing of it is completed from then on.
 	void Fail(std::exception_ptr error);
 	std::exception_ptr Failure();
-	//! Waits until no part is in flight; the first failure, if any.
-	//! Waits until no part is in flight, or until `cancelled` says so (then, and at every later wait, at once).
+	//! Waits until no part is in flight, or until `cancelled` says so (then, and at every later wait, at once); the
+	//! first failure, if any.
 	std::exception_ptr WaitForParts(const std::function<bool()> &cancelled = nullptr);
 	void Abort() noexcept;
 
