@@ -165,8 +165,6 @@ unique_ptr<WrappedFileHandle> WrappedFileSystem::OpenKnownVersion(const string &
 unique_ptr<WrappedFileHandle> WrappedFileSystem::OpenFromTail(const string &path, duckdb::FileOpenFlags flags,
                                                               optional_ptr<FileOpener> opener,
                                                               const ParallelReadSettings &settings) {
-	// Parquet files only (DuckDB reads their end first), and only at a file's first open: later ones find its footer
-	// remembered, and a HEAD is then all they wait for.
 	// A later open in the query of a file opened from its tail: at the version the tail gave, as httpfs opens it again
 	// from what its first open learnt.
 	auto query = QueryVersions::Of(opener);
@@ -174,6 +172,8 @@ unique_ptr<WrappedFileHandle> WrappedFileSystem::OpenFromTail(const string &path
 	if (query && query->Find(path, known)) {
 		return OpenAtKnownVersion(path, flags, opener, settings, known);
 	}
+	// Parquet files only (DuckDB reads their end first), and only at a file's first open in a query when no footer of
+	// it is remembered: otherwise a HEAD is all the open waits for.
 	auto now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now().time_since_epoch());
 	if (!IsParquetPath(path) || now.count() < tails_paused_until ||
 	    read_aheads.RemembersFooterUnder(VersionKeyPrefix(path))) {

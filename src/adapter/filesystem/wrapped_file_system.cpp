@@ -51,7 +51,7 @@ bool WrappedFileSystem::FooterOutlivesOpen(const ObjectVersion &version) const {
 	// S3's ETag is the MD5 of the bytes (or of the parts' MD5s), Azure's changes at every write. A plain HTTP server's
 	// is often made of size and modification time, which an overwrite of the same size within a second keeps.
 	if (tails_by_get) {
-		return version.NamesBytes() && version.IsContentHash();
+		return version.IsContentHash();
 	}
 	return versions_by_head && version.NamesBytes();
 }

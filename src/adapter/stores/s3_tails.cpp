@@ -22,7 +22,7 @@ static bool TailFromResponse(const duckdb::HTTPResponse &response, string body, 
 	}
 	tail.bytes = std::move(body);
 	// Only an ETag that names the bytes lets the footer be served as this version's bytes.
-	return tail.version.NamesBytes() && tail.version.IsContentHash();
+	return tail.version.IsContentHash();
 }
 
 bool S3Tails::Fetch(const string &path, optional_ptr<FileOpener> opener, ReadStats &stats, ObjectTail &tail) {

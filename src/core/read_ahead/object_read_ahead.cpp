@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <new>
 #include <cstring>
+#include <new>
 
 namespace httpfs2 {
 

@@ -36,8 +36,8 @@ struct ObjectVersion {
 	bool NamesBytes() const {
 		return Recognizable() && etag.compare(0, 2, "W/") != 0;
 	}
-	//! The ETag has the form of S3's: the hex MD5 of the bytes, or of the parts' MD5s with "-<parts>". A gateway that
-	//! makes its ETags of size and modification time gives another form.
+	//! The ETag has the form of S3's: the hex MD5 of the bytes, or of the parts' MD5s with "-<parts>" (so it is strong:
+	//! NamesBytes). A gateway that makes its ETags of size and modification time gives another form.
 	bool IsContentHash() const;
 };
 
