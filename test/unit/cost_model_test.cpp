@@ -1,5 +1,5 @@
 #include "core/common/cost_model.hpp"
-#include "core/common/read_settings.hpp"
+#include "core/common/io_settings.hpp"
 
 #include <gtest/gtest.h>
 

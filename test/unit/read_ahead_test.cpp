@@ -140,7 +140,7 @@ struct Fixture {
 	}
 	MemoryBudget budget;
 	IoPool pool;
-	ReadStats stats;
+	IoStats stats;
 	CostModel model;
 	SimulatedStore store;
 	std::shared_ptr<ObjectReadAhead> object;
@@ -501,7 +501,7 @@ TEST(ObjectReadAhead, SegmentsComeFromTheBudgetsAllocatorAndAllGoBack) {
 	auto allocator = std::make_shared<CountingAllocator>();
 	MemoryBudget budget(64 * MiB, allocator);
 	IoPool pool(4);
-	ReadStats stats;
+	IoStats stats;
 	CostModel model;
 	SimulatedStore store(8 * MiB, std::chrono::microseconds(500), 400e6);
 	auto object = std::make_shared<ObjectReadAhead>(pool, budget, stats, model, store.data.size(), store.Fetcher());
@@ -796,7 +796,7 @@ TEST(ObjectReadAhead, AFooterFetchedAheadStartsTheFirstRowGroupWithTheDatasetsPa
 	uint64_t tail = ParquetFooter::DuckDBTailReadSize(size);
 	MemoryBudget budget(64 * MiB);
 	IoPool pool(4);
-	ReadStats stats;
+	IoStats stats;
 	CostModel model;
 	auto patterns = std::make_shared<PatternMemory>();
 	SimulatedStore first_store(bytes, std::chrono::microseconds(1000));
@@ -918,6 +918,14 @@ TEST(ObjectReadAhead, TwoScansOfOneFileWithOtherColumnsEachPredictForThemselves)
 
 namespace {
 
+//! The key of a version of `path` with `etag` (size and modification time alike for all).
+VersionKey Key(const std::string &path, const std::string &etag) {
+	VersionKey key;
+	key.path = path;
+	key.etag = etag;
+	return key;
+}
+
 //! What the registry's objects share, and a store of `size` bytes behind `latency`.
 struct RegistryParts {
 	RegistryParts(uint64_t size_p, std::chrono::microseconds latency) : size(size_p), store(size_p, latency, 1e9) {
@@ -932,7 +940,7 @@ struct RegistryParts {
 	const uint64_t size;
 	MemoryBudget budget {64 * MiB};
 	IoPool pool {2};
-	ReadStats stats;
+	IoStats stats;
 	CostModel model;
 	SimulatedStore store;
 };
@@ -947,21 +955,21 @@ TEST(ReadAheadRegistry, HandlesOfOneVersionShareAnObjectAndTheLastClosesIt) {
 		created++;
 		return parts.Create();
 	};
-	auto first = registry.Attach("s3://b/k\netag1", create);
-	auto second = registry.Attach("s3://b/k\netag1", create);
-	auto other_version = registry.Attach("s3://b/k\netag2", create);
+	auto first = registry.Attach(Key("s3://b/k", "etag1"), create);
+	auto second = registry.Attach(Key("s3://b/k", "etag1"), create);
+	auto other_version = registry.Attach(Key("s3://b/k", "etag2"), create);
 	EXPECT_EQ(first, second);
 	EXPECT_NE(first, other_version);
 	EXPECT_EQ(created, 2);
-	registry.Detach("s3://b/k\netag1");
+	registry.Detach(Key("s3://b/k", "etag1"));
 	EXPECT_FALSE(first->IsClosed());
-	registry.Detach("s3://b/k\netag1");
+	registry.Detach(Key("s3://b/k", "etag1"));
 	EXPECT_TRUE(first->IsClosed());
 	auto layout = std::make_shared<ParquetLayout>(SyntheticLayout(2, 2, 1000));
-	registry.RememberLayout("s3://b/k\netag1", layout);
-	auto reopened = registry.Attach("s3://b/k\netag1", create);
+	registry.RememberLayout(Key("s3://b/k", "etag1"), layout);
+	auto reopened = registry.Attach(Key("s3://b/k", "etag1"), create);
 	EXPECT_EQ(reopened->Layout(), layout);
-	EXPECT_EQ(registry.KnownLayout("s3://b/k\netag2"), nullptr);
+	EXPECT_EQ(registry.KnownLayout(Key("s3://b/k", "etag2")), nullptr);
 }
 
 TEST(ReadAheadRegistry, AFooterRememberedForAVersionIsHeldByItsNextObjectsOnly) {
@@ -972,23 +980,23 @@ TEST(ReadAheadRegistry, AFooterRememberedForAVersionIsHeldByItsNextObjectsOnly) 
 	};
 	std::string footer(256 * KiB, 'f');
 	ByteRange tail {parts.size - footer.size(), footer.size()};
-	registry.RememberFooter("s3://b/k\netag1", tail, footer.data());
+	registry.RememberFooter(Key("s3://b/k", "etag1"), tail, footer.data());
 	EXPECT_EQ(registry.FooterBytes(), tail.length);
 	// A range within it changes nothing; one past the limit per file is not remembered.
-	registry.RememberFooter("s3://b/k\netag1", ByteRange {parts.size - 8, 8}, footer.data());
-	registry.RememberFooter("s3://b/big\netag1", ByteRange {0, ReadAheadRegistry::MAX_FOOTER_BYTES + 1},
+	registry.RememberFooter(Key("s3://b/k", "etag1"), ByteRange {parts.size - 8, 8}, footer.data());
+	registry.RememberFooter(Key("s3://b/big", "etag1"), ByteRange {0, ReadAheadRegistry::MAX_FOOTER_BYTES + 1},
 	                        std::string(ReadAheadRegistry::MAX_FOOTER_BYTES + 1, 'x').data());
 	EXPECT_EQ(registry.FooterBytes(), tail.length);
 
 	// The metadata read again from before the tail (it did not fit in it) joins it; a read short of it does not.
 	std::string metadata(300, 'm');
-	registry.ExtendFooter("s3://b/k\netag1", ByteRange {tail.offset - 400, 100}, metadata.data());
-	registry.ExtendFooter("s3://b/k\netag1", ByteRange {tail.offset - 200, 300}, metadata.data());
+	registry.ExtendFooter(Key("s3://b/k", "etag1"), ByteRange {tail.offset - 400, 100}, metadata.data());
+	registry.ExtendFooter(Key("s3://b/k", "etag1"), ByteRange {tail.offset - 200, 300}, metadata.data());
 	tail = ByteRange {tail.offset - 200, tail.length + 200};
 	EXPECT_EQ(registry.FooterBytes(), tail.length);
 
-	auto same = registry.Attach("s3://b/k\netag1", create);
-	auto other_version = registry.Attach("s3://b/k\netag2", create);
+	auto same = registry.Attach(Key("s3://b/k", "etag1"), create);
+	auto other_version = registry.Attach(Key("s3://b/k", "etag2"), create);
 	EXPECT_EQ(same->HeldBytes(), tail.length);
 	EXPECT_EQ(other_version->HeldBytes(), 0u);
 	std::vector<char> out(8);
@@ -999,19 +1007,19 @@ TEST(ReadAheadRegistry, AFooterRememberedForAVersionIsHeldByItsNextObjectsOnly) 
 	EXPECT_TRUE(served.gaps.empty());
 	EXPECT_EQ(std::string(out.begin(), out.end()), "mmmmffff");
 	EXPECT_TRUE(parts.store.Requests().empty());
-	registry.Detach("s3://b/k\netag1");
-	registry.Detach("s3://b/k\netag2");
+	registry.Detach(Key("s3://b/k", "etag1"));
+	registry.Detach(Key("s3://b/k", "etag2"));
 
 	// The footers of the least recently used versions go first, past FOOTER_CACHE_BYTES in all.
 	std::string large(ReadAheadRegistry::MAX_FOOTER_BYTES, 'x');
 	ByteRange large_tail {parts.size - large.size(), large.size()};
 	size_t files = ReadAheadRegistry::FOOTER_CACHE_BYTES / large.size() + 2;
 	for (size_t i = 0; i < files; i++) {
-		registry.RememberFooter("s3://b/file" + std::to_string(i) + "\netag", large_tail, large.data());
+		registry.RememberFooter(Key("s3://b/file" + std::to_string(i), "etag"), large_tail, large.data());
 	}
 	EXPECT_LE(registry.FooterBytes(), ReadAheadRegistry::FOOTER_CACHE_BYTES);
-	auto oldest = registry.Attach("s3://b/file0\netag", create);
-	auto newest = registry.Attach("s3://b/file" + std::to_string(files - 1) + "\netag", create);
+	auto oldest = registry.Attach(Key("s3://b/file0", "etag"), create);
+	auto newest = registry.Attach(Key("s3://b/file" + std::to_string(files - 1), "etag"), create);
 	EXPECT_EQ(oldest->HeldBytes(), 0u);
 	EXPECT_EQ(newest->HeldBytes(), large.size());
 	registry.CloseAll();
@@ -1025,11 +1033,11 @@ TEST(ReadAheadRegistry, LastDetachDoesNotWaitForFetchesInFlight) {
 	std::shared_ptr<ObjectReadAhead> object;
 	{
 		ReadAheadRegistry registry;
-		object = registry.Attach("s3://b/slow\netag", [&] { return parts.Create(); });
+		object = registry.Attach(Key("s3://b/slow", "etag"), [&] { return parts.Create(); });
 		object->Prefetch({ByteRange {0, 1 * MiB}}, Tuning(8 * MiB));
 		ASSERT_TRUE(WaitFor([&] { return object->IsFetching(); }, 200));
 		auto start = std::chrono::steady_clock::now();
-		registry.Detach("s3://b/slow\netag");
+		registry.Detach(Key("s3://b/slow", "etag"));
 		EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(200));
 		EXPECT_TRUE(object->IsClosed());
 		EXPECT_EQ(object->HeldBytes(), 0u);
@@ -1049,26 +1057,26 @@ TEST(ReadAheadRegistry, AnAbandonedObjectLetsGoOfItsFetcherWhenItsLastFetchEnds)
 	RegistryParts parts(8 * MiB, std::chrono::milliseconds(100));
 	auto handle = std::make_shared<int>(0);
 	ReadAheadRegistry registry;
-	auto object = registry.Attach("s3://b/slow\netag", [&] {
+	auto object = registry.Attach(Key("s3://b/slow", "etag"), [&] {
 		return parts.Create(
 		    [&parts, handle](const ByteRange &range, char *destination) { parts.store.Fetch(range, destination); });
 	});
 	object->Prefetch({ByteRange {0, 1 * MiB}}, Tuning(8 * MiB));
 	ASSERT_TRUE(WaitFor([&] { return object->IsFetching(); }, 200));
 	EXPECT_GT(handle.use_count(), 1);
-	registry.Detach("s3://b/slow\netag");
+	registry.Detach(Key("s3://b/slow", "etag"));
 	EXPECT_TRUE(WaitFor([&] { return !object->IsFetching(); }));
 	EXPECT_EQ(handle.use_count(), 1) << "the last fetch of a closed object released the handle";
 
-	auto pinned = registry.Pin("s3://b/next\netag", [&] { return parts.Create(); });
+	auto pinned = registry.Pin(Key("s3://b/next", "etag"), [&] { return parts.Create(); });
 	ASSERT_TRUE(pinned);
 	registry.CloseAll();
 	EXPECT_TRUE(pinned->IsClosed());
-	EXPECT_FALSE(registry.Contains("s3://b/next\netag"));
+	EXPECT_FALSE(registry.Contains(Key("s3://b/next", "etag")));
 }
 
 TEST(ReadAheadTuner, ColdAndMeasured) {
-	ParallelReadSettings settings;
+	IoSettings settings;
 	CostModelSnapshot cold;
 	auto tuning = ReadAheadTuner::Tune(settings, cold, 16, 256 * MiB);
 	EXPECT_EQ(tuning.limits.max_ahead_bytes, 16 * ReadAheadTuner::COLD_BDP);
@@ -1086,7 +1094,7 @@ TEST(ReadAheadTuner, ColdAndMeasured) {
 }
 
 TEST(ReadAheadTuner, FetchesAheadOnlyWhereTheWaitIsWorthHiding) {
-	ParallelReadSettings settings;
+	IoSettings settings;
 	ASSERT_EQ(settings.min_latency_ms, 5u);
 	auto fetch_ahead = [&](double latency_s, double mib_s) {
 		CostModelSnapshot model;
@@ -1114,7 +1122,7 @@ TEST(ReadAheadTuner, FetchesAheadOnlyWhereTheWaitIsWorthHiding) {
 }
 
 TEST(ReadAheadTuner, RangesWithinAFanoutShareOfTheWindowAreFetchedWhole) {
-	ParallelReadSettings settings;
+	IoSettings settings;
 	CostModelSnapshot region;
 	region.first_byte_latency_s = 0.025;
 	region.stream_bandwidth_bps = 90.0 * MiB;

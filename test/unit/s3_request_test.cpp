@@ -24,6 +24,16 @@ TEST(S3Address, VirtualHostStyleIsTheDefaultWithAmazonsEndpoint) {
 	EXPECT_EQ(address.key, "key.parquet");
 }
 
+TEST(S3Address, OtherSchemesOfTheS3FileSystemResolveAlike) {
+	S3Address s3;
+	S3Address other;
+	ASSERT_TRUE(S3Address::Resolve("s3://bucket/dir/key", "host:9000", "path", false, s3));
+	for (auto url : {"s3a://bucket/dir/key", "r2://bucket/dir/key"}) {
+		ASSERT_TRUE(S3Address::Resolve(url, "host:9000", "path", false, other)) << url;
+		EXPECT_EQ(other.Url(), s3.Url()) << url;
+	}
+}
+
 //! A ListMultipartUploads answer: the uploads a CreateMultipartUpload whose answer was lost may have begun are those
 //! of exactly the key, initiated while it was being sent.
 TEST(S3Uploads, TheUploadsOfTheKeyInitiatedInTheWindowAreNamed) {
@@ -54,7 +64,7 @@ TEST(S3Uploads, TheUploadsOfTheKeyInitiatedInTheWindowAreNamed) {
 TEST(S3Address, FormsHttpfs2DoesNotAddressItselfAreDeclined) {
 	S3Address address;
 	EXPECT_FALSE(S3Address::Resolve("s3://bucket/key?s3_region=x", "", "", true, address)); // query parameters
-	EXPECT_FALSE(S3Address::Resolve("r2://bucket/key", "", "", true, address));
+	EXPECT_FALSE(S3Address::Resolve("bucket/key", "", "", true, address));                  // no scheme
 	EXPECT_FALSE(S3Address::Resolve("s3://bucket", "", "", true, address));
 	EXPECT_FALSE(S3Address::Resolve("s3://bucket/", "", "", true, address));
 	EXPECT_FALSE(S3Address::Resolve("s3://a.b/key", "", "vhost", true, address)); // dotted bucket over TLS

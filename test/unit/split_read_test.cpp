@@ -1,6 +1,6 @@
 #include "core/common/io_pool.hpp"
 #include "core/split/range_planner.hpp"
-#include "core/common/read_settings.hpp"
+#include "core/common/io_settings.hpp"
 #include "core/split/split_read.hpp"
 
 #include <gtest/gtest.h>

@@ -43,9 +43,9 @@ std::shared_ptr<BufferAllocator> ReadAheadAllocator(duckdb::DatabaseInstance &db
 } // namespace
 
 ExtensionState::ExtensionState(std::shared_ptr<BufferAllocator> allocator)
-    : read_ahead_budget(ParallelReadSettings().read_ahead_memory_limit_bytes, std::move(allocator)),
-      upload_budget(std::make_shared<UploadBudget>(ParallelReadSettings().write_memory_limit_bytes)),
-      io_pool(ParallelReadSettings().io_threads) {
+    : read_ahead_budget(IoSettings().read_ahead_memory_limit_bytes, std::move(allocator)),
+      upload_budget(std::make_shared<UploadBudget>(IoSettings().write_memory_limit_bytes)),
+      io_pool(IoSettings().io_threads) {
 }
 
 std::shared_ptr<ExtensionState> ExtensionState::GetOrCreate(duckdb::DatabaseInstance &db) {
@@ -76,18 +76,18 @@ std::shared_ptr<ExtensionState> ExtensionState::Get(duckdb::DatabaseInstance &db
 	return state;
 }
 
-std::shared_ptr<ReadStats> ExtensionState::StatsFor(const std::string &name) {
+std::shared_ptr<IoStats> ExtensionState::StatsFor(const std::string &name) {
 	std::lock_guard<std::mutex> guard(lock);
 	for (auto &entry : stats) {
 		if (entry.first == name) {
 			return entry.second;
 		}
 	}
-	stats.emplace_back(name, std::make_shared<ReadStats>());
+	stats.emplace_back(name, std::make_shared<IoStats>());
 	return stats.back().second;
 }
 
-std::vector<std::pair<std::string, std::shared_ptr<ReadStats>>> ExtensionState::AllStats() {
+std::vector<std::pair<std::string, std::shared_ptr<IoStats>>> ExtensionState::AllStats() {
 	std::lock_guard<std::mutex> guard(lock);
 	return stats;
 }
@@ -120,23 +120,23 @@ void ExtensionState::ReleaseHandles() {
 	upload_budget->WaitUntilNoPartInFlight();
 }
 
-ParallelReadSettings ExtensionState::LastSetSettings() {
+IoSettings ExtensionState::LastSetSettings() {
 	std::lock_guard<std::mutex> guard(lock);
 	return last_set;
 }
 
 void ExtensionState::ApplySetting(const SettingSpec &spec, int64_t value) {
-	ParallelReadSettings applied;
+	IoSettings applied;
 	{
 		std::lock_guard<std::mutex> guard(lock);
 		spec.Apply(last_set, value);
 		applied = last_set;
 	}
-	if (spec.number == &ParallelReadSettings::io_threads) {
+	if (spec.number == &IoSettings::io_threads) {
 		io_pool.Resize(static_cast<size_t>(applied.io_threads));
-	} else if (spec.number == &ParallelReadSettings::read_ahead_memory_limit_bytes) {
+	} else if (spec.number == &IoSettings::read_ahead_memory_limit_bytes) {
 		read_ahead_budget.SetLimit(applied.read_ahead_memory_limit_bytes);
-	} else if (spec.number == &ParallelReadSettings::write_memory_limit_bytes) {
+	} else if (spec.number == &IoSettings::write_memory_limit_bytes) {
 		upload_budget->SetLimit(applied.write_memory_limit_bytes);
 	}
 }

@@ -5,6 +5,7 @@
 #include "adapter/extension/settings.hpp"
 #include "adapter/extension/stats_functions.hpp"
 #include "adapter/filesystem/wrapped_file_system.hpp"
+#include "adapter/stores/remote_store.hpp"
 #include "duckdb/main/config.hpp"
 #include "duckdb/main/connection_manager.hpp"
 #include "duckdb/main/database.hpp"
@@ -15,25 +16,12 @@ namespace httpfs2 {
 
 using namespace duckdb;
 
-//! Remote filesystems httpfs2 wraps, by the names their extensions register them under.
-static const char *const WRAPPABLE_FILE_SYSTEMS[] = {"HTTPFileSystem", "S3FileSystem", "HuggingFaceFileSystem",
-                                                     "AzureBlobStorageFileSystem", "AzureDfsStorageFileSystem"};
-
-static bool IsWrappable(const string &name) {
-	for (auto candidate : WRAPPABLE_FILE_SYSTEMS) {
-		if (name == candidate) {
-			return true;
-		}
-	}
-	return false;
-}
-
 //! Swaps each wrappable filesystem present for a wrapper under the same name (so disabled_filesystems still
 //! applies). Runs at load time only: swapping while queries run could race with their lookups.
 static void WrapRemoteFileSystems(DatabaseInstance &db, const std::shared_ptr<ExtensionState> &state) {
 	auto &vfs = db.GetFileSystem();
 	for (auto &name : vfs.ListSubSystems()) {
-		if (!IsWrappable(name) || !state->MarkWrapped(name)) {
+		if (!RemoteStore::Wraps(name) || !state->MarkWrapped(name)) {
 			continue;
 		}
 		auto inner = vfs.ExtractSubSystem(name);

@@ -52,7 +52,7 @@ void RegisterSettings(duckdb::DBConfig &config) {
 	}
 }
 
-ParallelReadSettings ReadSettings(duckdb::optional_ptr<duckdb::FileOpener> opener, ExtensionState &state) {
+IoSettings SettingsFor(duckdb::optional_ptr<duckdb::FileOpener> opener, ExtensionState &state) {
 	auto result = state.LastSetSettings();
 	if (!opener) {
 		return result;

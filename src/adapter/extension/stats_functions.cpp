@@ -51,7 +51,7 @@ Value ModelValue(uint64_t samples, double value) {
 	return samples == 0 ? Value(LogicalType::DOUBLE) : Value::DOUBLE(value);
 }
 
-vector<Value> StatsRow(const string &name, const ReadStatsSnapshot &stats, const ExtensionState &state) {
+vector<Value> StatsRow(const string &name, const IoStatsSnapshot &stats, const ExtensionState &state) {
 	vector<Value> row {Value(name)};
 	for (auto &spec : COUNTER_SPECS) {
 		auto count = stats.Get(spec.counter);

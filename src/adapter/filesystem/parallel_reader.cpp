@@ -19,10 +19,10 @@ static double SecondsSince(Clock::time_point start) {
 	return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-ParallelReader::ParallelReader(ExtensionState &state_p, ReadStats &stats_p) : state(state_p), stats(stats_p) {
+ParallelReader::ParallelReader(ExtensionState &state_p, IoStats &stats_p) : state(state_p), stats(stats_p) {
 }
 
-uint64_t ParallelReader::ChooseFanout(const ParallelReadSettings &settings, uint64_t nr_bytes) const {
+uint64_t ParallelReader::ChooseFanout(const IoSettings &settings, uint64_t nr_bytes) const {
 	if (!settings.auto_fanout_enabled) {
 		return settings.max_fanout;
 	}
@@ -31,7 +31,7 @@ uint64_t ParallelReader::ChooseFanout(const ParallelReadSettings &settings, uint
 	return state.cost_model.ChooseFanout(nr_bytes, settings.max_fanout, overhead_s);
 }
 
-bool ParallelReader::TryRead(WrappedFileHandle &handle, void *buffer, idx_t nr_bytes, idx_t location) {
+bool ParallelReader::TryRead(ReadHandle &handle, void *buffer, idx_t nr_bytes, idx_t location) {
 	auto &settings = handle.settings;
 	// From a LAN store a read under one chunk takes a few ms whole; its pieces would cost more CPU than they save.
 	if (nr_bytes < settings.chunk_size_bytes && state.cost_model.Snapshot().IsNear(settings.min_latency_ms)) {
@@ -66,7 +66,7 @@ bool ParallelReader::TryRead(WrappedFileHandle &handle, void *buffer, idx_t nr_b
 	return true;
 }
 
-void ParallelReader::ReadPiece(WrappedFileHandle &handle, const ByteRange &piece, char *destination, idx_t read_bytes,
+void ParallelReader::ReadPiece(ReadHandle &handle, const ByteRange &piece, char *destination, idx_t read_bytes,
                                idx_t read_location) {
 	stats.SubReadStarted();
 	auto start = Clock::now();

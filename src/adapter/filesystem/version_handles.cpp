@@ -8,33 +8,34 @@ VersionHandles::~VersionHandles() {
 	Clear();
 }
 
-std::shared_ptr<duckdb::FileHandle> VersionHandles::FindLocked(const std::string &key) {
+std::shared_ptr<duckdb::FileHandle> VersionHandles::FindLocked(const VersionKey &version, uint64_t connection) {
 	for (auto entry = handles.begin(); entry != handles.end(); ++entry) {
-		if (entry->first == key) {
+		if (entry->version == version && entry->connection == connection) {
 			handles.splice(handles.begin(), handles, entry);
-			return handles.front().second;
+			return handles.front().handle;
 		}
 	}
 	return nullptr;
 }
 
-std::shared_ptr<duckdb::FileHandle> VersionHandles::Get(const std::string &key, const Opener &open) {
+std::shared_ptr<duckdb::FileHandle> VersionHandles::Get(const VersionKey &version, uint64_t connection,
+                                                        const Opener &open) {
 	{
-		std::lock_guard<std::mutex> guard(lock);
-		if (auto kept = FindLocked(key)) {
+		MutexLock guard(lock);
+		if (auto kept = FindLocked(version, connection)) {
 			return kept;
 		}
 	}
 	std::shared_ptr<duckdb::FileHandle> opened(open().release());
 	std::shared_ptr<duckdb::FileHandle> evicted;
 	{
-		std::lock_guard<std::mutex> guard(lock);
-		if (auto kept = FindLocked(key)) {
+		MutexLock guard(lock);
+		if (auto kept = FindLocked(version, connection)) {
 			return kept; // another thread opened it meanwhile; ours is dropped
 		}
-		handles.emplace_front(key, opened);
+		handles.push_front(Kept {version, connection, opened});
 		if (handles.size() > CAPACITY) {
-			evicted = std::move(handles.back().second);
+			evicted = std::move(handles.back().handle);
 			handles.pop_back();
 		}
 	}
@@ -42,9 +43,9 @@ std::shared_ptr<duckdb::FileHandle> VersionHandles::Get(const std::string &key, 
 }
 
 void VersionHandles::Clear() {
-	std::list<std::pair<std::string, std::shared_ptr<duckdb::FileHandle>>> dropped;
+	std::list<Kept> dropped;
 	{
-		std::lock_guard<std::mutex> guard(lock);
+		MutexLock guard(lock);
 		dropped.swap(handles);
 	}
 }

@@ -18,7 +18,7 @@ namespace {
 class AzureUploadTarget : public UploadTarget {
 public:
 	AzureUploadTarget(std::unique_ptr<UploadRequests> requests_p, AzureConnection connection_p, string url_p,
-	                  ReadStats &stats_p)
+	                  IoStats &stats_p)
 	    : requests(std::move(requests_p)), path(requests->path), connection(std::move(connection_p)),
 	      url(std::move(url_p)), stats(stats_p) {
 	}
@@ -102,7 +102,7 @@ private:
 	const AzureConnection connection;
 	//! The blob's URL, without a query.
 	const string url;
-	ReadStats &stats;
+	IoStats &stats;
 };
 
 const string AzureUploadTarget::OCTET_STREAM = "application/octet-stream";
@@ -111,7 +111,7 @@ const string AzureUploadTarget::XML = "application/xml";
 } // namespace
 
 std::shared_ptr<UploadTarget> AzureUploads::TargetFor(const string &path, optional_ptr<FileOpener> opener,
-                                                      ReadStats &stats) {
+                                                      IoStats &stats) {
 	AzureBlobPath blob;
 	AzureConnection connection;
 	if (!AzureBlobPath::Parse(path, blob) || !AzureConnectionFor(path, opener, connection)) {

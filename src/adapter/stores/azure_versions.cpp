@@ -2,6 +2,7 @@
 
 #include "adapter/stores/azure_signing.hpp"
 #include "adapter/stores/query_versions.hpp"
+#include "adapter/stores/store_http.hpp"
 #include "duckdb/main/client_context.hpp"
 
 namespace httpfs2 {
@@ -20,10 +21,7 @@ static duckdb::unique_ptr<duckdb::HTTPResponse> ProbeBlob(const AzureConnection 
 		return nullptr;
 	}
 	auto &http = duckdb::HTTPUtil::Get(*context->db);
-	duckdb::FileOpenerInfo info {path};
-	auto params = http.InitializeParameters(opener, &info);
-	// DuckDB's HTTP log records headers and URLs: the signature and the SAS token must not reach it.
-	params->logger = nullptr;
+	auto params = QuietParams(http, path, opener);
 	AzureRequest probe;
 	probe.verb = "GET";
 	probe.url = AzureBlobUrl(connection, blob);
@@ -42,7 +40,7 @@ static bool VersionFromResponse(const duckdb::HTTPResponse &response, ObjectVers
 	return VersionOfRangeAnswer(response, version, first_byte) && version.size > 0 && version.Recognizable();
 }
 
-VersionLookup AzureVersions::Lookup(const string &path, optional_ptr<FileOpener> opener, ReadStats &stats,
+VersionLookup AzureVersions::Lookup(const string &path, optional_ptr<FileOpener> opener, IoStats &stats,
                                     ObjectVersion &version) {
 	AzureBlobPath blob;
 	if (!AzureBlobPath::Parse(path, blob) || blob.HasWildcard()) {

@@ -1,6 +1,6 @@
 #include "adapter/stores/checked_range_reader.hpp"
 
-#include "core/requests/azure_shared_key.hpp"
+#include "core/requests/http_parts.hpp"
 #include "core/requests/s3_request.hpp"
 #include "core/requests/url_redaction.hpp"
 #include "duckdb/common/exception/http_exception.hpp"
@@ -58,7 +58,7 @@ void RangedPaths::Add(const string &path) {
 
 std::shared_ptr<CheckedRangeReader> CheckedRangeReader::For(const string &path, const ObjectVersion &version,
                                                             Store store, optional_ptr<FileOpener> opener,
-                                                            ReadStats &stats, std::shared_ptr<RangedPaths> ranged,
+                                                            IoStats &stats, std::shared_ptr<RangedPaths> ranged,
                                                             bool ranges_confirmed) {
 	try {
 		auto context = FileOpener::TryGetClientContext(opener);
@@ -74,8 +74,7 @@ std::shared_ptr<CheckedRangeReader> CheckedRangeReader::For(const string &path, 
 		if (http.GetName() == "Built-In") {
 			return nullptr; // httpfs is not loaded (its client sends these requests)
 		}
-		duckdb::FileOpenerInfo info {path};
-		auto params = http.InitializeParameters(opener, &info);
+		auto params = QuietParams(http, path, opener);
 		std::shared_ptr<CheckedRangeReader> reader(
 		    new CheckedRangeReader(path, store, version, std::move(params), stats));
 		reader->credentials = std::move(credentials);
@@ -89,9 +88,8 @@ std::shared_ptr<CheckedRangeReader> CheckedRangeReader::For(const string &path, 
 }
 
 CheckedRangeReader::CheckedRangeReader(string path_p, Store store_p, const ObjectVersion &version,
-                                       unique_ptr<duckdb::HTTPParams> params_p, ReadStats &stats_p)
+                                       unique_ptr<duckdb::HTTPParams> params_p, IoStats &stats_p)
     : path(std::move(path_p)), store(store_p), params(std::move(params_p)), retries(params->retries), stats(stats_p) {
-	params->logger = nullptr;
 	params->retries = 0;
 	expected.size = version.size;
 	expected.etag = version.etag;

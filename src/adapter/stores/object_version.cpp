@@ -1,14 +1,28 @@
 #include "adapter/stores/object_version.hpp"
 
-#include "core/requests/azure_shared_key.hpp"
+#include "core/requests/http_parts.hpp"
 #include "core/requests/range_answer.hpp"
 #include "core/requests/s3_request.hpp"
 #include "duckdb/common/http_util.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <ctime>
 
 namespace httpfs2 {
+
+VersionKey KeyOf(const std::string &path, const ObjectVersion &version) {
+	VersionKey key;
+	key.path = path;
+	key.etag = version.etag;
+	key.last_modified = version.last_modified.value;
+	key.size = version.size;
+	if (!version.Recognizable()) {
+		static std::atomic<uint64_t> opens {0};
+		key.open = ++opens;
+	}
+	return key;
+}
 
 bool ObjectVersion::IsContentHash() const {
 	auto text = UnquotedEtag(etag);

@@ -11,17 +11,53 @@ using duckdb::Value;
 using std::string;
 using Tls = duckdb_mbedtls::MbedTlsWrapper;
 
-bool S3Credentials::Read(const string &path, optional_ptr<FileOpener> opener, S3Credentials &out) {
+namespace {
+//! A path form httpfs's S3 filesystem serves, and whether httpfs2 sends requests for it itself.
+struct S3PathForm {
+	const char *prefix;
+	//! gcs:// and gs:// are left to httpfs: it forces Google's endpoint and path style unless a secret sets them, and
+	//! authorizes with OAuth bearer tokens as well as HMAC keys.
+	bool sent_by_httpfs2;
+};
+
+//! The forms in httpfs 1.5's order (S3FileSystem::TryGetPrefix); r2:// is S3's protocol at Cloudflare's endpoint,
+//! which the r2 secret sets.
+const S3PathForm S3_PATH_FORMS[] = {{"s3://", true},   {"s3a://", true}, {"s3n://", true},
+                                    {"gcs://", false}, {"gs://", false}, {"r2://", true}};
+
+//! The secret types httpfs looks an S3 path's credentials up in, in its order (S3AuthParams::ReadFrom).
+const char *const S3_SECRET_TYPES[] = {"s3", "r2", "gcs", "aws"};
+
+bool SentByHttpfs2(const string &path) {
+	auto lower = duckdb::StringUtil::Lower(path);
+	for (auto &form : S3_PATH_FORMS) {
+		if (duckdb::StringUtil::StartsWith(lower, form.prefix)) {
+			return form.sent_by_httpfs2;
+		}
+	}
+	return false;
+}
+
+const duckdb::KeyValueSecret *FindS3Secret(const string &path, optional_ptr<FileOpener> opener,
+                                           duckdb::SecretMatch &match) {
 	auto secret_manager = FileOpener::TryGetSecretManager(opener);
 	auto transaction = FileOpener::TryGetCatalogTransaction(opener);
 	if (!secret_manager || !transaction) {
-		return false;
+		return nullptr;
 	}
-	auto match = secret_manager->LookupSecret(*transaction, path, "s3");
-	if (!match.HasMatch()) {
-		return false;
+	for (auto type : S3_SECRET_TYPES) {
+		match = secret_manager->LookupSecret(*transaction, path, type);
+		if (match.HasMatch()) {
+			return dynamic_cast<const duckdb::KeyValueSecret *>(&match.GetSecret());
+		}
 	}
-	auto secret = dynamic_cast<const duckdb::KeyValueSecret *>(&match.GetSecret());
+	return nullptr;
+}
+} // namespace
+
+bool S3Credentials::Read(const string &path, optional_ptr<FileOpener> opener, S3Credentials &out) {
+	duckdb::SecretMatch match;
+	auto secret = SentByHttpfs2(path) ? FindS3Secret(path, opener, match) : nullptr;
 	if (!secret) {
 		return false;
 	}

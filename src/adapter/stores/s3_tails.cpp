@@ -1,6 +1,7 @@
 #include "adapter/stores/s3_tails.hpp"
 
 #include "adapter/stores/s3_signing.hpp"
+#include "adapter/stores/store_http.hpp"
 #include "duckdb/main/client_context.hpp"
 #include "duckdb/common/http_util.hpp"
 
@@ -25,7 +26,7 @@ static bool TailFromResponse(const duckdb::HTTPResponse &response, string body, 
 	return tail.version.IsContentHash();
 }
 
-bool S3Tails::Fetch(const string &path, optional_ptr<FileOpener> opener, ReadStats &stats, ObjectTail &tail) {
+bool S3Tails::Fetch(const string &path, optional_ptr<FileOpener> opener, IoStats &stats, ObjectTail &tail) {
 	try {
 		auto context = FileOpener::TryGetClientContext(opener);
 		S3Credentials credentials;
@@ -36,10 +37,7 @@ bool S3Tails::Fetch(const string &path, optional_ptr<FileOpener> opener, ReadSta
 		auto headers = SignedS3RangeGet(credentials, address, "bytes=-" + std::to_string(TAIL_BYTES));
 
 		auto &http = duckdb::HTTPUtil::Get(*context->db);
-		duckdb::FileOpenerInfo info {path};
-		auto params = http.InitializeParameters(opener, &info);
-		// DuckDB's HTTP log records headers: the signature and the session token must not reach it.
-		params->logger = nullptr;
+		auto params = QuietParams(http, path, opener);
 		// The tail stands in for the HEAD that an open makes anyway: a store that stalls it is given up on after a
 		// short deadline, and the open goes on with httpfs's HEAD.
 		params->timeout = TAIL_TIMEOUT_SECONDS;

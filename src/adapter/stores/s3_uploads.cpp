@@ -63,7 +63,7 @@ string Sha256Hex(const string &bytes) {
 class S3UploadTarget : public UploadTarget {
 public:
 	S3UploadTarget(std::unique_ptr<UploadRequests> requests_p, S3Credentials credentials_p, S3Address address_p,
-	               ReadStats &stats_p)
+	               IoStats &stats_p)
 	    : requests(std::move(requests_p)), path(requests->path), credentials(std::move(credentials_p)),
 	      address(std::move(address_p)), stats(stats_p) {
 	}
@@ -294,7 +294,7 @@ private:
 	const string &path;
 	const S3Credentials credentials;
 	const S3Address address;
-	ReadStats &stats;
+	IoStats &stats;
 	//! Whether a CreateMultipartUpload of this upload failed in a way that may have begun an upload all the same,
 	//! and when Begin sent (this machine's clock).
 	bool begin_in_doubt = false;
@@ -307,11 +307,10 @@ const string S3UploadTarget::CONTENT_TYPE = "application/octet-stream";
 } // namespace
 
 std::shared_ptr<UploadTarget> S3Uploads::TargetFor(const string &path, optional_ptr<FileOpener> opener,
-                                                   ReadStats &stats) {
+                                                   IoStats &stats) {
 	S3Credentials credentials;
 	S3Address address;
-	if (!S3Credentials::Read(path, opener, credentials) || !credentials.kms_key_id.empty() ||
-	    !S3Address::Resolve(path, credentials.endpoint, credentials.url_style, credentials.use_ssl, address)) {
+	if (!ResolveS3Object(path, opener, credentials, address) || !credentials.kms_key_id.empty()) {
 		return nullptr;
 	}
 	auto requests = UploadRequests::For(path, opener);

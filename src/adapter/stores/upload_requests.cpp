@@ -1,6 +1,7 @@
 #include "adapter/stores/upload_requests.hpp"
 
 #include "adapter/filesystem/error_context.hpp"
+#include "adapter/stores/store_http.hpp"
 #include "core/requests/s3_request.hpp"
 #include "duckdb/common/exception/http_exception.hpp"
 #include "duckdb/main/client_context.hpp"
@@ -25,16 +26,13 @@ std::unique_ptr<UploadRequests> UploadRequests::For(const string &path,
 	if (http.GetName() == "Built-In") {
 		return nullptr;
 	}
-	duckdb::FileOpenerInfo info {path};
-	return std::unique_ptr<UploadRequests>(new UploadRequests(path, http, http.InitializeParameters(opener, &info),
-	                                                          http.InitializeParameters(opener, &info)));
+	return std::unique_ptr<UploadRequests>(
+	    new UploadRequests(path, http, QuietParams(http, path, opener), QuietParams(http, path, opener)));
 }
 
 UploadRequests::UploadRequests(string path_p, duckdb::HTTPUtil &http_p, unique_ptr<duckdb::HTTPParams> params_p,
                                unique_ptr<duckdb::HTTPParams> single_attempt_p)
     : path(std::move(path_p)), http(http_p), params(std::move(params_p)), single_attempt(std::move(single_attempt_p)) {
-	params->logger = nullptr;
-	single_attempt->logger = nullptr;
 	single_attempt->retries = 0;
 }
 

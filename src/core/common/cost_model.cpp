@@ -15,7 +15,7 @@ void CostModel::ObserveRoundTrip(double seconds) {
 	if (seconds <= 0) {
 		return;
 	}
-	std::lock_guard<std::mutex> guard(lock);
+	MutexLock guard(lock);
 	state.first_byte_latency_s = Blend(state.first_byte_latency_s, seconds, state.latency_samples);
 	state.latency_samples++;
 }
@@ -24,7 +24,7 @@ void CostModel::ObserveSubRead(uint64_t bytes, double seconds) {
 	if (bytes < MIN_BANDWIDTH_SAMPLE_BYTES || seconds <= 0) {
 		return;
 	}
-	std::lock_guard<std::mutex> guard(lock);
+	MutexLock guard(lock);
 	// Time spent moving data is what is left after the first byte; never credit more than 90% of the
 	// duration to latency, so a latency estimate that is too high cannot make bandwidth infinite.
 	double transfer_s = std::max(seconds - state.first_byte_latency_s, seconds * 0.1);
@@ -37,7 +37,7 @@ void CostModel::ObserveSplitRead(uint64_t bytes, uint64_t fanout, double seconds
 	if (fanout < 2 || seconds <= 0) {
 		return;
 	}
-	std::lock_guard<std::mutex> guard(lock);
+	MutexLock guard(lock);
 	if (state.latency_samples == 0 || state.bandwidth_samples == 0) {
 		return;
 	}
@@ -48,12 +48,12 @@ void CostModel::ObserveSplitRead(uint64_t bytes, uint64_t fanout, double seconds
 }
 
 bool CostModel::IsWarm() const {
-	std::lock_guard<std::mutex> guard(lock);
+	MutexLock guard(lock);
 	return state.latency_samples > 0 && state.bandwidth_samples > 0;
 }
 
 double CostModel::OverheadSeconds(bool adaptive, double configured_s) const {
-	std::lock_guard<std::mutex> guard(lock);
+	MutexLock guard(lock);
 	if (adaptive && state.overhead_samples > 0) {
 		return state.learned_overhead_s;
 	}
@@ -67,13 +67,13 @@ double CostModel::PredictLocked(uint64_t bytes, uint64_t fanout, double overhead
 }
 
 double CostModel::PredictSeconds(uint64_t bytes, uint64_t fanout, double overhead_s) const {
-	std::lock_guard<std::mutex> guard(lock);
+	MutexLock guard(lock);
 	return PredictLocked(bytes, fanout, overhead_s);
 }
 
 uint64_t CostModel::ChooseFanout(uint64_t bytes, uint64_t max_fanout, double overhead_s) const {
 	max_fanout = std::max<uint64_t>(max_fanout, 1);
-	std::lock_guard<std::mutex> guard(lock);
+	MutexLock guard(lock);
 	if (state.latency_samples == 0 || state.bandwidth_samples == 0) {
 		return max_fanout;
 	}
@@ -90,12 +90,12 @@ uint64_t CostModel::ChooseFanout(uint64_t bytes, uint64_t max_fanout, double ove
 }
 
 CostModelSnapshot CostModel::Snapshot() const {
-	std::lock_guard<std::mutex> guard(lock);
+	MutexLock guard(lock);
 	return state;
 }
 
 void CostModel::Reset() {
-	std::lock_guard<std::mutex> guard(lock);
+	MutexLock guard(lock);
 	state = CostModelSnapshot();
 }
 

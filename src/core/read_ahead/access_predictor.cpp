@@ -159,8 +159,7 @@ bool ParquetPredictor::Joins(const ByteRange &read) const {
 	       group + static_cast<int64_t>(DROP_LAG_GROUPS) >= furthest_group && group <= furthest_group + Slack();
 }
 
-//! `ranges` by offset, merged across gaps under `merge_gap_bytes`; the useful bytes are those of `ranges`.
-static std::vector<PredictedRange> MergeRanges(std::vector<ByteRange> ranges, uint64_t merge_gap_bytes) {
+std::vector<PredictedRange> MergeRanges(std::vector<ByteRange> ranges, uint64_t merge_gap_bytes) {
 	std::sort(ranges.begin(), ranges.end(), [](const ByteRange &a, const ByteRange &b) { return a.offset < b.offset; });
 	std::vector<PredictedRange> result;
 	for (auto &range : ranges) {
@@ -212,6 +211,14 @@ std::vector<PredictedRange> ParquetPredictor::GroupRanges(size_t group, const st
 	auto data = DataRanges(group, columns, merge_gap_bytes);
 	result.insert(result.end(), data.begin(), data.end());
 	return result;
+}
+
+bool ParquetPredictor::PatternToShare(ColumnPattern &pattern) const {
+	if (pattern_version == 0) {
+		return false;
+	}
+	pattern = Pattern();
+	return true;
 }
 
 ColumnPattern ParquetPredictor::Pattern() const {

@@ -7,75 +7,10 @@
 
 namespace httpfs2 {
 
-// Out-of-line definitions of the constants (C++14 needs them when they are bound to references, as std::max does).
-constexpr uint64_t ReadAheadTuner::MIN_AHEAD;
-constexpr uint64_t ReadAheadTuner::COLD_BDP;
-constexpr double ReadAheadTuner::ASSUMED_STREAM_BANDWIDTH_BPS;
-constexpr uint64_t ReadAheadTuner::MIN_MERGE_GAP;
-constexpr uint64_t ReadAheadTuner::MAX_MERGE_GAP;
-
-ReadAheadTuning ReadAheadTuner::Tune(const ParallelReadSettings &settings, const CostModelSnapshot &model,
-                                     uint64_t io_threads, uint64_t budget_limit) {
-	uint64_t bdp = COLD_BDP;
-	if (model.latency_samples > 0) {
-		double bandwidth = model.bandwidth_samples > 0 ? model.stream_bandwidth_bps : ASSUMED_STREAM_BANDWIDTH_BPS;
-		bdp = static_cast<uint64_t>(model.first_byte_latency_s * bandwidth);
-	}
-	ReadAheadTuning tuning;
-	tuning.fetch_ahead = !model.IsNear(settings.min_latency_ms);
-	uint64_t ahead = std::max(io_threads * std::max(bdp, MiB), MIN_AHEAD);
-	uint64_t ceiling = std::max<uint64_t>(budget_limit / 2, 1);
-	tuning.limits.max_ahead_bytes = std::min(ahead, ceiling);
-	tuning.limits.ceiling_bytes = ceiling;
-	tuning.limits.merge_gap_bytes = std::min(std::max(bdp / 16, MIN_MERGE_GAP), MAX_MERGE_GAP);
-	tuning.chunk_size_bytes = settings.chunk_size_bytes;
-	// A window of `max_fanout` or more ranges already streams them in parallel: a range is cut into pieces only when
-	// it is larger than that share of the window. Cutting smaller ranges buys nothing but requests, each with its own
-	// first-byte wait and server-side cost (Azurite spends ~10 ms of CPU per request).
-	tuning.min_bytes =
-	    std::max(settings.min_bytes, tuning.limits.max_ahead_bytes / std::max<uint64_t>(settings.max_fanout, 1));
-	tuning.max_fanout = settings.max_fanout;
-	return tuning;
-}
-
-struct ObjectReadAhead::Segment {
-	Segment(MemoryBudget &budget_p, const ByteRange &range_p, uint64_t useful_bytes_p)
-	    : budget(budget_p), range(range_p), useful_bytes(useful_bytes_p) {
-	}
-	//! The budget was charged when the segment was created; it is credited when the buffer is gone, or as soon as a
-	//! segment that never started fetching is dropped.
-	~Segment() {
-		ReleaseCharge();
-	}
-	void ReleaseCharge() {
-		if (charged) {
-			charged = false;
-			budget.Release(range.length);
-		}
-	}
-
-	enum class State { QUEUED, FETCHING, READY, FAILED };
-
-	MemoryBudget &budget;
-	const ByteRange range;
-	//! Freed once readers got this many of its bytes.
-	const uint64_t useful_bytes;
-	uint64_t consumed = 0;
-	State state = State::QUEUED;
-	//! Still in the object's map; a dropped segment lives on only while a fetch or a reader holds it.
-	bool held = true;
-	bool charged = true;
-	//! Its bytes came from a remembered footer (Hold), not from a fetch.
-	bool remembered = false;
-	//! Why a FAILED fetch failed: the request's error, for the readers that waited for it.
-	std::exception_ptr error;
-	AllocatedBuffer data;
-};
-
-ObjectReadAhead::ObjectReadAhead(IoPool &pool_p, MemoryBudget &budget_p, ReadStats &stats_p, CostModel &model_p,
+ObjectReadAhead::ObjectReadAhead(IoPool &pool_p, MemoryBudget &budget_p, IoStats &stats_p, CostModel &model_p,
                                  uint64_t file_size_p, Fetcher fetcher_p)
     : pool(pool_p), budget(budget_p), stats(stats_p), model(model_p), file_size(file_size_p),
-      fetcher(std::move(fetcher_p)) {
+      fetcher(std::move(fetcher_p)), segments(budget_p, stats_p) {
 }
 
 ObjectReadAhead::~ObjectReadAhead() {
@@ -124,8 +59,7 @@ void ObjectReadAhead::Observe(uint64_t reader, std::shared_ptr<AccessPredictor> 
 }
 
 void ObjectReadAhead::JoinScanLocked(std::shared_ptr<AccessPredictor> &predictor, const ByteRange &read) {
-	auto parquet = std::dynamic_pointer_cast<ParquetPredictor>(predictor);
-	if (!parquet || parquet->Started()) {
+	if (!predictor->MayJoinScan()) {
 		return;
 	}
 	bool registered = false;
@@ -135,16 +69,16 @@ void ObjectReadAhead::JoinScanLocked(std::shared_ptr<AccessPredictor> &predictor
 			position = scans.erase(position);
 			continue;
 		}
-		if (scan != parquet && scan->Joins(read)) {
+		if (scan != predictor && scan->Joins(read)) {
 			scan->AddThread();
 			predictor = std::move(scan);
 			return;
 		}
-		registered = registered || scan == parquet;
+		registered = registered || scan == predictor;
 		++position;
 	}
 	if (!registered) {
-		scans.push_back(std::move(parquet));
+		scans.push_back(predictor);
 	}
 }
 
@@ -156,11 +90,7 @@ void ObjectReadAhead::DropPassedLocked() {
 	for (auto &entry : reader_drop_points) {
 		drop_before = std::min(drop_before, entry.second);
 	}
-	for (auto position = segments.begin(); position != segments.end();) {
-		bool passed = position->second->range.End() <= drop_before;
-		bool idle = position->second->state != Segment::State::FETCHING;
-		position = passed && idle ? DropLocked(position, true) : std::next(position);
-	}
+	segments.DropPassed(drop_before);
 }
 
 void ObjectReadAhead::Prefetch(const std::vector<ByteRange> &ranges, const ReadAheadTuning &tuning) {
@@ -176,7 +106,7 @@ void ObjectReadAhead::Prefetch(const std::vector<ByteRange> &ranges, const ReadA
 		}
 		last_tuning = tuning;
 		ScheduleLocked(predicted, tuning);
-		auto last = segments.empty() ? nullptr : std::prev(segments.end())->second;
+		auto last = segments.Last();
 		if (!layout && last && last->remembered && last->range.End() == file_size) {
 			footer = std::move(last);
 		}
@@ -192,24 +122,21 @@ bool ObjectReadAhead::Hold(const ByteRange &range, const std::string &bytes) {
 		return false;
 	}
 	std::lock_guard<std::mutex> guard(lock);
-	auto next = segments.lower_bound(range.offset);
-	bool overlaps = (next != segments.end() && next->second->range.offset < range.End()) ||
-	                (next != segments.begin() && std::prev(next)->second->range.End() > range.offset);
-	if (closed || overlaps || !budget.TryReserve(range.length)) {
+	if (closed || segments.Overlaps(range) || !budget.TryReserve(range.length)) {
 		return false;
 	}
 	// Kept until the object closes, however much of it was read: DuckDB reads parts of a footer again (bloom filters
 	// and page headers near it), and a footer is small.
-	auto segment = std::make_shared<Segment>(budget, range, UINT64_MAX);
+	auto segment = segments.Add(range, UINT64_MAX);
 	segment->remembered = true;
 	try {
 		segment->data.Allocate(budget.Allocator(), range.length);
 	} catch (...) {
-		return false; // the segment gives its charge back
+		segments.Remove(segment); // it gives its charge back
+		return false;
 	}
 	std::memcpy(segment->data.Get(), bytes.data(), range.length);
 	segment->state = Segment::State::READY;
-	segments.emplace(range.offset, std::move(segment));
 	return true;
 }
 
@@ -220,9 +147,9 @@ void ObjectReadAhead::SharePatterns(std::shared_ptr<PatternMemory> patterns_p, s
 }
 
 void ObjectReadAhead::RememberPatternLocked(const AccessPredictor &predictor) {
-	auto parquet = dynamic_cast<const ParquetPredictor *>(&predictor);
-	if (parquet && patterns && parquet->PatternVersion() > 0) {
-		patterns->Remember(dataset, parquet->Pattern());
+	ColumnPattern pattern;
+	if (patterns && predictor.PatternToShare(pattern)) {
+		patterns->Remember(dataset, pattern);
 	}
 }
 
@@ -230,46 +157,27 @@ void ObjectReadAhead::ScheduleLocked(const std::vector<PredictedRange> &ranges, 
 	RangePlanner planner(tuning.chunk_size_bytes, tuning.min_bytes);
 	for (auto &predicted : ranges) {
 		auto &range = predicted.range;
-		uint64_t end = std::min(range.End(), file_size);
 		// Fetch only the parts no segment holds yet.
-		uint64_t cursor = range.offset;
-		auto position = segments.upper_bound(cursor);
-		if (position != segments.begin() && std::prev(position)->second->range.End() > cursor) {
-			--position;
-		}
-		while (cursor < end) {
-			uint64_t gap_end = end;
-			if (position != segments.end() && position->second->range.offset < end) {
-				gap_end = std::max(cursor, position->second->range.offset);
-			}
-			if (gap_end > cursor) {
-				ByteRange gap {cursor, gap_end - cursor};
-				auto pieces = planner.ShouldSplit(gap.length) ? planner.Plan(gap.offset, gap.length, tuning.max_fanout)
-				                                              : std::vector<ByteRange> {gap};
-				for (auto &piece : pieces) {
-					// Useful bytes in proportion, so a merged range is freed once its wanted parts were read.
-					uint64_t useful = static_cast<uint64_t>(static_cast<double>(piece.length) *
-					                                        static_cast<double>(predicted.useful_bytes) /
-					                                        static_cast<double>(range.length));
-					if (!budget.TryReserve(piece.length)) {
-						stats.Add(Counter::READ_AHEAD_SKIPPED_BUDGET);
-						return;
-					}
-					AddSegmentLocked(piece, useful);
+		for (auto &gap : segments.Missing(range.offset, std::min(range.End(), file_size))) {
+			auto pieces = planner.ShouldSplit(gap.length) ? planner.Plan(gap.offset, gap.length, tuning.max_fanout)
+			                                              : std::vector<ByteRange> {gap};
+			for (auto &piece : pieces) {
+				// Useful bytes in proportion, so a merged range is freed once its wanted parts were read.
+				uint64_t useful = static_cast<uint64_t>(static_cast<double>(piece.length) *
+				                                        static_cast<double>(predicted.useful_bytes) /
+				                                        static_cast<double>(range.length));
+				if (!budget.TryReserve(piece.length)) {
+					stats.Add(Counter::READ_AHEAD_SKIPPED_BUDGET);
+					return;
 				}
+				AddSegmentLocked(piece, useful);
 			}
-			if (position == segments.end() || position->second->range.offset >= end) {
-				break;
-			}
-			cursor = position->second->range.End();
-			++position;
 		}
 	}
 }
 
 void ObjectReadAhead::AddSegmentLocked(const ByteRange &piece, uint64_t useful_bytes) {
-	auto segment = std::make_shared<Segment>(budget, piece, useful_bytes);
-	segments.emplace(piece.offset, segment);
+	auto segment = segments.Add(piece, useful_bytes);
 	std::weak_ptr<ObjectReadAhead> self = shared_from_this();
 	// Weak: a segment dropped, or fetched and read by a reader, while its task waits in the queue is freed then.
 	std::weak_ptr<Segment> queued = segment;
@@ -352,10 +260,7 @@ void ObjectReadAhead::RunFetch(const std::shared_ptr<Segment> &segment, bool by_
 			segment->data.Reset();
 			segment->ReleaseCharge();
 			stats.Add(Counter::READ_AHEAD_FAILURES);
-			auto position = segments.find(segment->range.offset);
-			if (position != segments.end() && position->second == segment) {
-				DropLocked(position, false);
-			}
+			segments.Remove(segment);
 		}
 	}
 	fetch_done.notify_all();
@@ -395,15 +300,7 @@ ServeResult ObjectReadAhead::Serve(const ByteRange &read, char *destination) {
 	std::vector<std::shared_ptr<Segment>> overlapping;
 	{
 		std::lock_guard<std::mutex> guard(lock);
-		auto position = segments.upper_bound(read.offset);
-		if (position != segments.begin()) {
-			--position;
-		}
-		for (; position != segments.end() && position->second->range.offset < read.End(); ++position) {
-			if (position->second->range.End() > read.offset) {
-				overlapping.push_back(position->second);
-			}
-		}
+		overlapping = segments.Overlapping(read);
 	}
 	uint64_t cursor = read.offset;
 	for (auto &segment : overlapping) {
@@ -418,7 +315,7 @@ ServeResult ObjectReadAhead::Serve(const ByteRange &read, char *destination) {
 			            end - start);
 			result.served_bytes += end - start;
 			std::lock_guard<std::mutex> guard(lock);
-			ConsumeLocked(segment, end - start);
+			segments.Consume(segment, end - start);
 		} else if (!result.gaps.empty() && result.gaps.back().End() == start) {
 			result.gaps.back().length += end - start;
 		} else {
@@ -434,37 +331,6 @@ ServeResult ObjectReadAhead::Serve(const ByteRange &read, char *destination) {
 		}
 	}
 	return result;
-}
-
-void ObjectReadAhead::ConsumeLocked(const std::shared_ptr<Segment> &segment, uint64_t bytes) {
-	segment->consumed += bytes;
-	stats.Add(segment->remembered ? Counter::FOOTER_BYTES_REUSED : Counter::READ_AHEAD_BYTES_USED, bytes);
-	if (segment->held && segment->consumed >= segment->useful_bytes) {
-		auto position = segments.find(segment->range.offset);
-		if (position != segments.end() && position->second == segment) {
-			DropLocked(position, false);
-		}
-	}
-}
-
-ObjectReadAhead::SegmentMap::iterator ObjectReadAhead::DropLocked(SegmentMap::iterator position, bool evicted) {
-	auto &segment = *position->second;
-	segment.held = false;
-	if (segment.state == Segment::State::QUEUED) {
-		// Its task may sit in the pool's queue for a while yet; it will find the segment dropped and do nothing.
-		segment.ReleaseCharge();
-	}
-	// Remembered bytes were not fetched: none of them is wasted.
-	if (segment.state == Segment::State::READY && !segment.remembered && segment.consumed < segment.range.length) {
-		uint64_t unused = segment.range.length - std::min(segment.consumed, segment.range.length);
-		// Bytes merged in across gaps were never meant to be read: count only what falls short of the useful part.
-		uint64_t wasted = segment.consumed >= segment.useful_bytes ? 0 : unused;
-		stats.Add(Counter::READ_AHEAD_BYTES_WASTED, wasted);
-		if (evicted) {
-			stats.Add(Counter::READ_AHEAD_BYTES_EVICTED, wasted);
-		}
-	}
-	return segments.erase(position);
 }
 
 bool ObjectReadAhead::Inspect(const ByteRange &read, const char *data) {
@@ -562,9 +428,7 @@ void ObjectReadAhead::CloseLocked() {
 		return;
 	}
 	closed = true;
-	for (auto position = segments.begin(); position != segments.end();) {
-		position = DropLocked(position, false);
-	}
+	segments.DropAll();
 }
 
 bool ObjectReadAhead::IsClosed() const {
@@ -579,11 +443,7 @@ bool ObjectReadAhead::IsFetching() const {
 
 uint64_t ObjectReadAhead::HeldBytes() const {
 	std::lock_guard<std::mutex> guard(lock);
-	uint64_t total = 0;
-	for (auto &entry : segments) {
-		total += entry.second->range.length;
-	}
-	return total;
+	return segments.HeldBytes();
 }
 
 ReadAheadReader::ReadAheadReader(std::shared_ptr<ObjectReadAhead> object_p)

@@ -17,7 +17,7 @@ ReadAheadRegistry::~ReadAheadRegistry() {
 void ReadAheadRegistry::CloseAll() {
 	std::vector<std::shared_ptr<ObjectReadAhead>> open;
 	{
-		std::lock_guard<std::mutex> guard(lock);
+		MutexLock guard(lock);
 		for (auto &entry : objects) {
 			open.push_back(entry.second.object);
 		}
@@ -32,8 +32,8 @@ void ReadAheadRegistry::CloseAll() {
 }
 
 std::shared_ptr<ObjectReadAhead>
-ReadAheadRegistry::Attach(const std::string &key, const std::function<std::shared_ptr<ObjectReadAhead>()> &create) {
-	std::lock_guard<std::mutex> guard(lock);
+ReadAheadRegistry::Attach(const VersionKey &key, const std::function<std::shared_ptr<ObjectReadAhead>()> &create) {
+	MutexLock guard(lock);
 	auto &entry = objects[key];
 	if (!entry.object) {
 		try {
@@ -50,11 +50,11 @@ ReadAheadRegistry::Attach(const std::string &key, const std::function<std::share
 }
 
 std::shared_ptr<ObjectReadAhead>
-ReadAheadRegistry::Pin(const std::string &key, const std::function<std::shared_ptr<ObjectReadAhead>()> &create) {
+ReadAheadRegistry::Pin(const VersionKey &key, const std::function<std::shared_ptr<ObjectReadAhead>()> &create) {
 	std::shared_ptr<ObjectReadAhead> evicted;
 	std::shared_ptr<ObjectReadAhead> object;
 	{
-		std::lock_guard<std::mutex> guard(lock);
+		MutexLock guard(lock);
 		if (objects.count(key) > 0) {
 			return nullptr;
 		}
@@ -81,10 +81,10 @@ ReadAheadRegistry::Pin(const std::string &key, const std::function<std::shared_p
 	return object;
 }
 
-void ReadAheadRegistry::Unpin(const std::string &key) {
+void ReadAheadRegistry::Unpin(const VersionKey &key) {
 	std::shared_ptr<ObjectReadAhead> unpinned;
 	{
-		std::lock_guard<std::mutex> guard(lock);
+		MutexLock guard(lock);
 		auto entry = objects.find(key);
 		if (entry == objects.end() || !entry->second.pinned) {
 			return;
@@ -96,15 +96,15 @@ void ReadAheadRegistry::Unpin(const std::string &key) {
 	Retire(std::move(unpinned));
 }
 
-bool ReadAheadRegistry::Contains(const std::string &key) {
-	std::lock_guard<std::mutex> guard(lock);
+bool ReadAheadRegistry::Contains(const VersionKey &key) {
+	MutexLock guard(lock);
 	return objects.count(key) > 0;
 }
 
-void ReadAheadRegistry::Detach(const std::string &key) {
+void ReadAheadRegistry::Detach(const VersionKey &key) {
 	std::shared_ptr<ObjectReadAhead> closing;
 	{
-		std::lock_guard<std::mutex> guard(lock);
+		MutexLock guard(lock);
 		auto entry = objects.find(key);
 		if (entry == objects.end() || --entry->second.handles > 0) {
 			return;
@@ -117,7 +117,7 @@ void ReadAheadRegistry::Detach(const std::string &key) {
 
 void ReadAheadRegistry::Retire(std::shared_ptr<ObjectReadAhead> object) {
 	bool fetching = object->Abandon();
-	std::lock_guard<std::mutex> guard(lock);
+	MutexLock guard(lock);
 	draining.erase(std::remove_if(draining.begin(), draining.end(),
 	                              [](const std::shared_ptr<ObjectReadAhead> &done) { return !done->IsFetching(); }),
 	               draining.end());
@@ -126,7 +126,7 @@ void ReadAheadRegistry::Retire(std::shared_ptr<ObjectReadAhead> object) {
 	}
 }
 
-ReadAheadRegistry::Known &ReadAheadRegistry::TouchLocked(const std::string &key) {
+ReadAheadRegistry::Known &ReadAheadRegistry::TouchLocked(const VersionKey &key) {
 	auto position = known_index.find(key);
 	if (position != known_index.end()) {
 		known.splice(known.begin(), known, position->second);
@@ -150,7 +150,7 @@ void ReadAheadRegistry::TrimLocked() {
 	}
 }
 
-void ReadAheadRegistry::ApplyKnownLocked(const std::string &key, ObjectReadAhead &object, bool with_layout) {
+void ReadAheadRegistry::ApplyKnownLocked(const VersionKey &key, ObjectReadAhead &object, bool with_layout) {
 	if (known_index.count(key) == 0) {
 		return;
 	}
@@ -163,17 +163,17 @@ void ReadAheadRegistry::ApplyKnownLocked(const std::string &key, ObjectReadAhead
 	}
 }
 
-void ReadAheadRegistry::RememberLayout(const std::string &key, std::shared_ptr<const ParquetLayout> layout) {
-	std::lock_guard<std::mutex> guard(lock);
+void ReadAheadRegistry::RememberLayout(const VersionKey &key, std::shared_ptr<const ParquetLayout> layout) {
+	MutexLock guard(lock);
 	TouchLocked(key).layout = std::move(layout);
 	TrimLocked();
 }
 
-void ReadAheadRegistry::RememberFooter(const std::string &key, const ByteRange &range, const char *data) {
+void ReadAheadRegistry::RememberFooter(const VersionKey &key, const ByteRange &range, const char *data) {
 	if (range.length == 0 || range.length > MAX_FOOTER_BYTES) {
 		return;
 	}
-	std::lock_guard<std::mutex> guard(lock);
+	MutexLock guard(lock);
 	auto &entry = TouchLocked(key);
 	if (entry.footer_bytes && entry.footer.offset <= range.offset && entry.footer.End() >= range.End()) {
 		return;
@@ -185,8 +185,8 @@ void ReadAheadRegistry::RememberFooter(const std::string &key, const ByteRange &
 	TrimLocked();
 }
 
-void ReadAheadRegistry::ExtendFooter(const std::string &key, const ByteRange &range, const char *data) {
-	std::lock_guard<std::mutex> guard(lock);
+void ReadAheadRegistry::ExtendFooter(const VersionKey &key, const ByteRange &range, const char *data) {
+	MutexLock guard(lock);
 	auto position = known_index.find(key);
 	if (position == known_index.end()) {
 		return;
@@ -205,18 +205,18 @@ void ReadAheadRegistry::ExtendFooter(const std::string &key, const ByteRange &ra
 	TrimLocked();
 }
 
-std::shared_ptr<const ParquetLayout> ReadAheadRegistry::KnownLayout(const std::string &key) {
-	std::lock_guard<std::mutex> guard(lock);
+std::shared_ptr<const ParquetLayout> ReadAheadRegistry::KnownLayout(const VersionKey &key) {
+	MutexLock guard(lock);
 	if (known_index.count(key) == 0) {
 		return nullptr;
 	}
 	return TouchLocked(key).layout;
 }
 
-bool ReadAheadRegistry::RemembersFooterUnder(const std::string &prefix) {
-	std::lock_guard<std::mutex> guard(lock);
+bool ReadAheadRegistry::RemembersFooterOf(const std::string &path) {
+	MutexLock guard(lock);
 	for (auto &entry : known) {
-		if (entry.second.footer_bytes && entry.first.compare(0, prefix.size(), prefix) == 0) {
+		if (entry.second.footer_bytes && entry.first.path == path) {
 			return true;
 		}
 	}
@@ -224,12 +224,12 @@ bool ReadAheadRegistry::RemembersFooterUnder(const std::string &prefix) {
 }
 
 uint64_t ReadAheadRegistry::FooterBytes() {
-	std::lock_guard<std::mutex> guard(lock);
+	MutexLock guard(lock);
 	return footer_bytes;
 }
 
 size_t ReadAheadRegistry::OpenObjects() {
-	std::lock_guard<std::mutex> guard(lock);
+	MutexLock guard(lock);
 	return objects.size();
 }
 

@@ -1,6 +1,6 @@
 #include "core/requests/range_answer.hpp"
 
-#include "core/requests/azure_shared_key.hpp"
+#include "core/requests/http_parts.hpp"
 #include "core/requests/s3_request.hpp"
 
 #include <cstdlib>

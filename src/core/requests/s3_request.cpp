@@ -6,20 +6,21 @@
 
 namespace httpfs2 {
 
-static const char *const S3_PREFIX = "s3://";
 static const char *const DEFAULT_ENDPOINT = "s3.amazonaws.com";
 
 bool S3Address::Resolve(const std::string &url, const std::string &endpoint, const std::string &url_style, bool use_ssl,
                         S3Address &out) {
-	std::string prefix(S3_PREFIX);
-	if (url.compare(0, prefix.size(), prefix) != 0 || url.find('?') != std::string::npos) {
+	// The scheme (s3, s3a, r2, ...) is the caller's to check: httpfs addresses them all alike.
+	auto scheme_end = url.find("://");
+	if (scheme_end == std::string::npos || scheme_end == 0 || url.find('?') != std::string::npos) {
 		return false;
 	}
-	auto slash = url.find('/', prefix.size());
-	if (slash == std::string::npos || slash == prefix.size() || slash + 1 == url.size()) {
+	auto bucket_start = scheme_end + 3;
+	auto slash = url.find('/', bucket_start);
+	if (slash == std::string::npos || slash == bucket_start || slash + 1 == url.size()) {
 		return false;
 	}
-	auto bucket = url.substr(prefix.size(), slash - prefix.size());
+	auto bucket = url.substr(bucket_start, slash - bucket_start);
 	auto key = url.substr(slash);
 	auto host = endpoint.empty() ? std::string(DEFAULT_ENDPOINT) : endpoint;
 	if (host.find('/') != std::string::npos) {

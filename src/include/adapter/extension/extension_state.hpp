@@ -14,8 +14,8 @@
 #include "core/common/io_pool.hpp"
 #include "core/common/memory_budget.hpp"
 #include "core/upload/upload_budget.hpp"
-#include "core/common/read_settings.hpp"
-#include "core/common/read_stats.hpp"
+#include "core/common/io_settings.hpp"
+#include "core/common/io_stats.hpp"
 #include "duckdb.hpp"
 
 #include <memory>
@@ -39,8 +39,8 @@ public:
 	static std::shared_ptr<ExtensionState> Get(duckdb::DatabaseInstance &db);
 
 	//! Stats of the wrapped filesystem called `name`, created on first use.
-	std::shared_ptr<ReadStats> StatsFor(const std::string &name);
-	std::vector<std::pair<std::string, std::shared_ptr<ReadStats>>> AllStats();
+	std::shared_ptr<IoStats> StatsFor(const std::string &name);
+	std::vector<std::pair<std::string, std::shared_ptr<IoStats>>> AllStats();
 	//! Records that the filesystem `name` is wrapped; false when it already was.
 	bool MarkWrapped(const std::string &name);
 	//! The wrapped filesystems alive, for ReleaseHandles (each registers itself for its lifetime).
@@ -52,7 +52,7 @@ public:
 	void ReleaseHandles();
 
 	//! The last values set with SET, for opens that come without a FileOpener.
-	ParallelReadSettings LastSetSettings();
+	IoSettings LastSetSettings();
 	//! Records a SET value; a global one also resizes what it sizes (the IO pool, the read-ahead and upload budgets).
 	void ApplySetting(const SettingSpec &spec, int64_t value);
 
@@ -66,10 +66,10 @@ public:
 
 private:
 	std::mutex lock;
-	std::vector<std::pair<std::string, std::shared_ptr<ReadStats>>> stats;
+	std::vector<std::pair<std::string, std::shared_ptr<IoStats>>> stats;
 	std::set<std::string> wrapped;
 	std::vector<WrappedFileSystem *> filesystems;
-	ParallelReadSettings last_set;
+	IoSettings last_set;
 };
 
 } // namespace httpfs2

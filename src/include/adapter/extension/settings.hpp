@@ -8,7 +8,7 @@
 
 #pragma once
 
-#include "core/common/read_settings.hpp"
+#include "core/common/io_settings.hpp"
 #include "duckdb.hpp"
 
 namespace httpfs2 {
@@ -19,6 +19,6 @@ class ExtensionState;
 void RegisterSettings(duckdb::DBConfig &config);
 
 //! The settings in force for `opener` (session values over global ones); without an opener, the last SET values.
-ParallelReadSettings ReadSettings(duckdb::optional_ptr<duckdb::FileOpener> opener, ExtensionState &state);
+IoSettings SettingsFor(duckdb::optional_ptr<duckdb::FileOpener> opener, ExtensionState &state);
 
 } // namespace httpfs2

@@ -3,7 +3,7 @@
 //
 // adapter/filesystem/parallel_reader.hpp
 //
-// One split read on a WrappedFileHandle: choose the fan-out, plan the pieces, run them, account for them.
+// One split read on a ReadHandle: choose the fan-out, plan the pieces, run them, account for them.
 //===----------------------------------------------------------------------===//
 
 #pragma once
@@ -16,20 +16,20 @@ namespace httpfs2 {
 
 class ParallelReader {
 public:
-	ParallelReader(ExtensionState &state, ReadStats &stats);
+	ParallelReader(ExtensionState &state, IoStats &stats);
 
 	//! Reads [location, location + nr_bytes) of `handle` into `buffer`, split across the IO pool. Returns false,
 	//! having read nothing, when the plan gives a single piece (the caller then reads through). Throws an
 	//! IOException naming the file and range when any sub-read fails; `buffer` is then not written any more.
-	bool TryRead(WrappedFileHandle &handle, void *buffer, duckdb::idx_t nr_bytes, duckdb::idx_t location);
+	bool TryRead(ReadHandle &handle, void *buffer, duckdb::idx_t nr_bytes, duckdb::idx_t location);
 
 private:
-	uint64_t ChooseFanout(const ParallelReadSettings &settings, uint64_t nr_bytes) const;
-	void ReadPiece(WrappedFileHandle &handle, const ByteRange &piece, char *destination, duckdb::idx_t read_bytes,
+	uint64_t ChooseFanout(const IoSettings &settings, uint64_t nr_bytes) const;
+	void ReadPiece(ReadHandle &handle, const ByteRange &piece, char *destination, duckdb::idx_t read_bytes,
 	               duckdb::idx_t read_location);
 
 	ExtensionState &state;
-	ReadStats &stats;
+	IoStats &stats;
 };
 
 } // namespace httpfs2

@@ -11,6 +11,8 @@
 
 #pragma once
 
+#include "core/common/thread_annotations.hpp"
+#include "core/read_ahead/version_key.hpp"
 #include "duckdb/common/file_system.hpp"
 
 #include <functional>
@@ -30,18 +32,25 @@ public:
 	~VersionHandles();
 
 	using Opener = std::function<duckdb::unique_ptr<duckdb::FileHandle>()>;
-	//! The handle kept for `key` (path and version), or a new one from `open` (called outside the lock).
-	std::shared_ptr<duckdb::FileHandle> Get(const std::string &key, const Opener &open);
+	//! The handle kept for `version` and `connection` (a handle carries the credentials of the connection that opened
+	//! it), or a new one from `open` (called outside the lock).
+	std::shared_ptr<duckdb::FileHandle> Get(const VersionKey &version, uint64_t connection, const Opener &open);
 	//! Closes every handle kept.
 	void Clear();
 
 private:
-	//! The handle kept for `key`, made the most recently used; nullptr when none is.
-	std::shared_ptr<duckdb::FileHandle> FindLocked(const std::string &key);
+	struct Kept {
+		VersionKey version;
+		uint64_t connection;
+		std::shared_ptr<duckdb::FileHandle> handle;
+	};
+	//! The handle kept for `version` and `connection`, made the most recently used; nullptr when none is.
+	std::shared_ptr<duckdb::FileHandle> FindLocked(const VersionKey &version, uint64_t connection)
+	    HTTPFS2_REQUIRES(lock);
 
-	std::mutex lock;
+	Mutex lock;
 	//! Most recently used first.
-	std::list<std::pair<std::string, std::shared_ptr<duckdb::FileHandle>>> handles;
+	std::list<Kept> handles HTTPFS2_GUARDED_BY(lock);
 };
 
 } // namespace httpfs2

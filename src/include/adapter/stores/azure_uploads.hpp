@@ -12,7 +12,7 @@
 
 #pragma once
 
-#include "core/common/read_stats.hpp"
+#include "core/common/io_stats.hpp"
 #include "core/upload/object_upload.hpp"
 #include "duckdb/common/file_opener.hpp"
 
@@ -27,7 +27,7 @@ public:
 	//! a path form AzureBlobPath refuses, credentials it does not sign with (see AzureConnectionFor), httpfs not
 	//! loaded.
 	static std::shared_ptr<UploadTarget> TargetFor(const std::string &path,
-	                                               duckdb::optional_ptr<duckdb::FileOpener> opener, ReadStats &stats);
+	                                               duckdb::optional_ptr<duckdb::FileOpener> opener, IoStats &stats);
 };
 
 } // namespace httpfs2

@@ -12,7 +12,7 @@
 #pragma once
 
 #include "adapter/stores/object_version.hpp"
-#include "core/common/read_stats.hpp"
+#include "core/common/io_stats.hpp"
 #include "duckdb/common/file_opener.hpp"
 
 #include <string>
@@ -33,7 +33,7 @@ class AzureVersions {
 public:
 	//! The version of the blob at `path` (az://container/blob); never throws.
 	static VersionLookup Lookup(const std::string &path, duckdb::optional_ptr<duckdb::FileOpener> opener,
-	                            ReadStats &stats, ObjectVersion &version);
+	                            IoStats &stats, ObjectVersion &version);
 	//! Forgets what this query learnt about `path` (it is being written).
 	static void Forget(const std::string &path, duckdb::optional_ptr<duckdb::FileOpener> opener);
 };

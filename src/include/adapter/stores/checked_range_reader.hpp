@@ -13,10 +13,10 @@
 
 #pragma once
 
-#include "adapter/stores/client_pool.hpp"
+#include "adapter/stores/store_http.hpp"
 #include "adapter/stores/object_version.hpp"
 #include "adapter/stores/s3_signing.hpp"
-#include "core/common/read_stats.hpp"
+#include "core/common/io_stats.hpp"
 #include "core/read_ahead/object_read_ahead.hpp"
 #include "core/requests/range_answer.hpp"
 #include "duckdb/common/file_opener.hpp"
@@ -61,7 +61,7 @@ public:
 	//! `ranges_confirmed`: the store answered a range of this object exactly already (its tail); `ranged` holds the
 	//! paths of which that is known from earlier readers, and learns this one's.
 	static std::shared_ptr<CheckedRangeReader> For(const std::string &path, const ObjectVersion &version, Store store,
-	                                               duckdb::optional_ptr<duckdb::FileOpener> opener, ReadStats &stats,
+	                                               duckdb::optional_ptr<duckdb::FileOpener> opener, IoStats &stats,
 	                                               std::shared_ptr<RangedPaths> ranged, bool ranges_confirmed);
 
 	//! Reads `range` into `destination`. Throws RangesIgnored (see above), httpfs's error types for a failed request
@@ -84,7 +84,7 @@ private:
 	//! Read's attempts, as httpfs's retry policy makes them.
 	void ReadWithRetries(const ByteRange &range, char *destination);
 	CheckedRangeReader(std::string path, Store store, const ObjectVersion &version,
-	                   duckdb::unique_ptr<duckdb::HTTPParams> params, ReadStats &stats);
+	                   duckdb::unique_ptr<duckdb::HTTPParams> params, IoStats &stats);
 	//! One request, no retry.
 	void Send(const ByteRange &range, char *destination, Attempt &attempt);
 	//! Where the GETs go: the object's URL in the store.
@@ -103,7 +103,7 @@ private:
 	//! headers, which carry signatures).
 	const duckdb::unique_ptr<duckdb::HTTPParams> params;
 	const uint64_t retries;
-	ReadStats &stats;
+	IoStats &stats;
 	std::atomic<bool> ranges_ignored {false};
 	std::atomic<bool> ranges_confirmed {false};
 	//! Held by the one request in flight while ranges are not confirmed.

@@ -9,6 +9,7 @@
 
 #pragma once
 
+#include "core/read_ahead/version_key.hpp"
 #include "core/split/range_planner.hpp"
 #include "duckdb/common/types/timestamp.hpp"
 
@@ -40,6 +41,9 @@ struct ObjectVersion {
 	//! NamesBytes). A gateway that makes its ETags of size and modification time gives another form.
 	bool IsContentHash() const;
 };
+
+//! What read-ahead of `version` of `path` is shared under; a version without ETag gets a key no other open has.
+VersionKey KeyOf(const std::string &path, const ObjectVersion &version);
 
 //! From a 206 answer with Content-Range, Last-Modified and ETag: the object's version (its size is the range's total)
 //! and the range the body holds. False when the status is another or a header is missing or malformed; what else

@@ -3,8 +3,9 @@
 //
 // adapter/stores/s3_signing.hpp
 //
-// What requests httpfs2 sends to S3 itself (a Parquet file's tail, an upload's parts) share: the credentials and
-// endpoint httpfs would use for a path, read from the S3 secret that matches it with the same fallback to its s3_*
+// What requests httpfs2 sends to S3 itself (range GETs, a Parquet file's tail, an upload's parts) share: the path
+// forms of httpfs's S3 filesystem that httpfs2 addresses itself (s3://, s3a://, s3n://, r2://), the credentials and
+// endpoint httpfs would use for a path, read from the secret that matches it with the same fallback to its s3_*
 // settings, and the headers of a request signed with them (Signature Version 4, DuckDB's mbedtls).
 //===----------------------------------------------------------------------===//
 
@@ -28,8 +29,9 @@ struct S3Credentials {
 	std::string kms_key_id;
 	bool use_ssl = true;
 
-	//! The credentials of the S3 secret matching `path`. False for what httpfs2 leaves to httpfs: no S3 secret (the
-	//! settings or environment alone), requester pays, URL compatibility mode, no region, a key without a secret.
+	//! The credentials of the secret matching `path` (of the types httpfs looks up for S3 paths: s3, r2, gcs, aws).
+	//! False for what httpfs2 leaves to httpfs: gcs:// and gs:// paths, no secret (the settings or environment alone),
+	//! requester pays, URL compatibility mode, no region, a key without a secret.
 	static bool Read(const std::string &path, duckdb::optional_ptr<duckdb::FileOpener> opener, S3Credentials &out);
 };
 

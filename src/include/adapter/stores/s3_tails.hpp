@@ -12,7 +12,7 @@
 #pragma once
 
 #include "adapter/stores/object_version.hpp"
-#include "core/common/read_stats.hpp"
+#include "core/common/io_stats.hpp"
 #include "duckdb/common/file_opener.hpp"
 
 #include <string>
@@ -41,7 +41,7 @@ public:
 	//! that matches it. False (never throws) when httpfs2 cannot tell: no S3 secret, a form or setting it does not
 	//! address itself, any answer but a byte range with a strong ETag and a Last-Modified, a network error. The
 	//! caller then opens the file as it would without httpfs2, and httpfs reports what is wrong.
-	static bool Fetch(const std::string &path, duckdb::optional_ptr<duckdb::FileOpener> opener, ReadStats &stats,
+	static bool Fetch(const std::string &path, duckdb::optional_ptr<duckdb::FileOpener> opener, IoStats &stats,
 	                  ObjectTail &tail);
 };
 

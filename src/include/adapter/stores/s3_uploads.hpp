@@ -13,7 +13,7 @@
 
 #pragma once
 
-#include "core/common/read_stats.hpp"
+#include "core/common/io_stats.hpp"
 #include "core/upload/object_upload.hpp"
 #include "duckdb/common/file_opener.hpp"
 
@@ -27,7 +27,7 @@ public:
 	//! The target of an upload of the s3:// object at `path`, or null where httpfs2 leaves the write to httpfs: no S3
 	//! secret it can use (see S3Credentials::Read), a KMS key, an address form it does not build itself.
 	static std::shared_ptr<UploadTarget> TargetFor(const std::string &path,
-	                                               duckdb::optional_ptr<duckdb::FileOpener> opener, ReadStats &stats);
+	                                               duckdb::optional_ptr<duckdb::FileOpener> opener, IoStats &stats);
 };
 
 } // namespace httpfs2

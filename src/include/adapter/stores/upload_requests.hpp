@@ -10,7 +10,7 @@
 
 #pragma once
 
-#include "adapter/stores/client_pool.hpp"
+#include "adapter/stores/store_http.hpp"
 #include "duckdb/common/file_opener.hpp"
 #include "duckdb/common/http_util.hpp"
 

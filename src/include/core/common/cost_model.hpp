@@ -11,6 +11,8 @@
 
 #pragma once
 
+#include "core/common/thread_annotations.hpp"
+
 #include <cstdint>
 #include <mutex>
 
@@ -65,10 +67,10 @@ public:
 
 private:
 	static double Blend(double current, double sample, uint64_t samples_before);
-	double PredictLocked(uint64_t bytes, uint64_t fanout, double overhead_s) const;
+	double PredictLocked(uint64_t bytes, uint64_t fanout, double overhead_s) const HTTPFS2_REQUIRES(lock);
 
-	mutable std::mutex lock;
-	CostModelSnapshot state;
+	mutable Mutex lock;
+	CostModelSnapshot state HTTPFS2_GUARDED_BY(lock);
 };
 
 } // namespace httpfs2

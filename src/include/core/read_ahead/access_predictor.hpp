@@ -43,11 +43,36 @@ struct Prediction {
 	uint64_t drop_before = 0;
 };
 
+//! `ranges` by offset, merged across gaps of at most `merge_gap_bytes`; the useful bytes of each result are those of
+//! the `ranges` it covers (each byte counted once).
+std::vector<PredictedRange> MergeRanges(std::vector<ByteRange> ranges, uint64_t merge_gap_bytes);
+
+struct ColumnPattern;
+
 class AccessPredictor {
 public:
 	virtual ~AccessPredictor() = default;
 	//! Told of every read of the file, in the order they arrive.
 	virtual Prediction OnRead(const ByteRange &read, const PredictionLimits &limits) = 0;
+
+	// The threads of one scan each read through a handle of their own and share one predictor: a reader's new
+	// predictor that may join a scan hands the reader over to the scan its first read belongs to (ObjectReadAhead).
+
+	//! Whether this predictor, told of no read yet, may be replaced by the predictor of a scan in progress.
+	virtual bool MayJoinScan() const {
+		return false;
+	}
+	//! Whether `read`, a reader's first read, is another thread of this predictor's scan.
+	virtual bool Joins(const ByteRange &read) const {
+		return false;
+	}
+	//! Counts a reader that joined this predictor's scan.
+	virtual void AddThread() {
+	}
+	//! The columns this predictor found a scan to read, for the other files of the dataset; false when it has none.
+	virtual bool PatternToShare(ColumnPattern &pattern) const {
+		return false;
+	}
 };
 
 //! A forward window that starts at the size of the read (at least INITIAL_WINDOW), doubles while reads stay
@@ -160,11 +185,15 @@ public:
 	//! Whether `read`, a reader's first read, is another thread of this scan: in a row group that no reader of it
 	//! read (a scan's threads claim distinct groups; a scan starting over reads them again), from DROP_LAG_GROUPS
 	//! behind to the in-order slack ahead of the furthest one read.
-	bool Joins(const ByteRange &read) const;
-	//! Counts a reader that joined: each thread widens the slack of what counts as in order by one row group.
-	void AddThread() {
+	bool Joins(const ByteRange &read) const override;
+	//! Each thread that joined widens the slack of what counts as in order by one row group.
+	void AddThread() override {
 		threads++;
 	}
+	bool MayJoinScan() const override {
+		return !Started();
+	}
+	bool PatternToShare(ColumnPattern &pattern) const override;
 	ColumnPattern Pattern() const;
 	//! Changes each time the pattern does.
 	uint64_t PatternVersion() const {

@@ -14,11 +14,13 @@
 #pragma once
 
 #include "core/read_ahead/access_predictor.hpp"
+#include "core/read_ahead/read_ahead_tuning.hpp"
+#include "core/read_ahead/segments.hpp"
 #include "core/common/cost_model.hpp"
 #include "core/common/io_pool.hpp"
 #include "core/common/memory_budget.hpp"
-#include "core/common/read_settings.hpp"
-#include "core/common/read_stats.hpp"
+#include "core/common/io_settings.hpp"
+#include "core/common/io_stats.hpp"
 
 #include <condition_variable>
 #include <exception>
@@ -30,44 +32,6 @@
 
 namespace httpfs2 {
 
-//! How far and in what pieces read-ahead fetches; derived per read from the settings and the cost model.
-struct ReadAheadTuning {
-	//! False where read-ahead cannot pay for itself (min_latency_ms): nothing is predicted or fetched ahead;
-	//! footers already remembered are still served.
-	bool fetch_ahead = true;
-	PredictionLimits limits;
-	//! Fetches of at least min_bytes are cut as split reads are (RangePlanner), so large ranges stream in parallel;
-	//! min_bytes is at least the settings' min_bytes and a `max_fanout`-th of the window ahead.
-	uint64_t chunk_size_bytes;
-	uint64_t min_bytes;
-	uint64_t max_fanout;
-};
-
-//! Tuning from what the cost model measured: enough bytes ahead for every IO thread to stream through a first-byte
-//! wait (io_threads x latency x bandwidth, the bandwidth-delay product), within [MIN_AHEAD, half the budget] (half
-//! the budget is also the ceiling for readers of large sequential reads), and gaps merged when they cost less than a
-//! sixteenth of a round trip's worth of transfer (Arrow's rule, kept small so that projections do not pull in the
-//! columns between theirs).
-//! Under the settings' min_latency_ms of first-byte latency (a LAN store) nothing is fetched ahead: a
-//! request there costs the client more CPU than it waits, and reading it ahead adds a copy, a hand-off to an IO
-//! thread and the fetches a scan never uses, on cores the query needs. The gate is the latency alone: bandwidth
-//! measured on a busy client is noisy (200-440 MiB/s at LAN speed, 20-90 at 25 ms), and a slow stream argues for
-//! the parallel streams of read-ahead, not against them.
-struct ReadAheadTuner {
-	static constexpr uint64_t MIN_AHEAD = 8 * MiB;
-	//! Bandwidth-delay product assumed until the model has measured a first-byte latency.
-	static constexpr uint64_t COLD_BDP = 2 * MiB;
-	//! Stream bandwidth assumed from the first latency sample until the first bandwidth sample (one S3 stream's), so
-	//! the window is sized from the first open's round trip.
-	static constexpr double ASSUMED_STREAM_BANDWIDTH_BPS = 90.0 * MiB;
-	static constexpr uint64_t MIN_MERGE_GAP = 16 * KiB;
-	static constexpr uint64_t MAX_MERGE_GAP = MiB;
-
-	static ReadAheadTuning Tune(const ParallelReadSettings &settings, const CostModelSnapshot &model,
-	                            uint64_t io_threads, uint64_t budget_limit);
-};
-
-//! What Serve did for one read.
 //! Thrown by a Fetcher that cannot fetch from this object at all (its server ignores ranges): readers read the bytes
 //! themselves, and the error is never theirs.
 class FetchDeclined : public std::runtime_error {
@@ -75,6 +39,7 @@ public:
 	using std::runtime_error::runtime_error;
 };
 
+//! What Serve did for one read.
 struct ServeResult {
 	//! The parts of the read that read-ahead did not hold, in order: the caller reads these itself.
 	std::vector<ByteRange> gaps;
@@ -91,7 +56,7 @@ public:
 	using Fetcher = std::function<void(const ByteRange &range, char *destination)>;
 
 	//! `budget` must outlive every task submitted to `pool`.
-	ObjectReadAhead(IoPool &pool, MemoryBudget &budget, ReadStats &stats, CostModel &model, uint64_t file_size,
+	ObjectReadAhead(IoPool &pool, MemoryBudget &budget, IoStats &stats, CostModel &model, uint64_t file_size,
 	                Fetcher fetcher);
 	~ObjectReadAhead();
 
@@ -138,18 +103,12 @@ public:
 	uint64_t HeldBytes() const;
 
 private:
-	struct Segment;
-	using SegmentMap = std::map<uint64_t, std::shared_ptr<Segment>>;
-
 	void ScheduleLocked(const std::vector<PredictedRange> &ranges, const ReadAheadTuning &tuning);
 	void AddSegmentLocked(const ByteRange &piece, uint64_t useful_bytes);
 	void RunFetch(const std::shared_ptr<Segment> &segment, bool by_reader);
 	//! Waits until `segment` is no longer in flight, fetching it itself when still queued; true when it holds data.
 	//! Throws the fetch's error when it waited for a fetch that failed (FetchDeclined aside).
 	bool Await(const std::shared_ptr<Segment> &segment, bool &waited);
-	void ConsumeLocked(const std::shared_ptr<Segment> &segment, uint64_t bytes);
-	//! Removes a segment from the map; what no reader got of its fetched bytes is counted as wasted.
-	SegmentMap::iterator DropLocked(SegmentMap::iterator position, bool evicted);
 	//! Marks the object closed and drops its segments.
 	void CloseLocked();
 	//! Parses the footer in `data` (the bytes of `range`) when `range` holds one; true when it installed a layout.
@@ -164,19 +123,19 @@ private:
 
 	IoPool &pool;
 	MemoryBudget &budget;
-	ReadStats &stats;
+	IoStats &stats;
 	CostModel &model;
 	const uint64_t file_size;
 
 	mutable std::mutex lock;
 	std::condition_variable fetch_done;
 	Fetcher fetcher;
-	SegmentMap segments;
+	Segments segments;
 	std::shared_ptr<const ParquetLayout> layout;
 	//! Each reader's latest drop point (Prediction::drop_before).
 	std::map<uint64_t, uint64_t> reader_drop_points;
-	//! The row-group predictors in use (each shared by the readers of one scan), for readers to join.
-	std::vector<std::weak_ptr<ParquetPredictor>> scans;
+	//! The predictors of scans in use (each shared by the readers of one scan), for readers to join.
+	std::vector<std::weak_ptr<AccessPredictor>> scans;
 	uint64_t next_reader = 0;
 	bool layout_reported = false;
 	std::shared_ptr<PatternMemory> patterns;

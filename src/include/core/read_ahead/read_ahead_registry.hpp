@@ -12,7 +12,9 @@
 
 #pragma once
 
+#include "core/common/thread_annotations.hpp"
 #include "core/read_ahead/object_read_ahead.hpp"
+#include "core/read_ahead/version_key.hpp"
 
 #include <functional>
 #include <list>
@@ -42,32 +44,32 @@ public:
 	void CloseAll();
 
 	//! The object of `key` (path and version), created with `create` when none is open; counts one more handle.
-	std::shared_ptr<ObjectReadAhead> Attach(const std::string &key,
+	std::shared_ptr<ObjectReadAhead> Attach(const VersionKey &key,
 	                                        const std::function<std::shared_ptr<ObjectReadAhead>()> &create);
 	//! One handle fewer on `key`; the last one closes the object, freeing its read-ahead.
-	void Detach(const std::string &key);
+	void Detach(const VersionKey &key);
 	//! An object for `key` that no handle has opened yet (a file a listing says will be opened soon), or nullptr
 	//! when one exists already. It stays until a handle attaches, until it is unpinned, or until MAX_PINNED newer
 	//! ones push it out.
-	std::shared_ptr<ObjectReadAhead> Pin(const std::string &key,
+	std::shared_ptr<ObjectReadAhead> Pin(const VersionKey &key,
 	                                     const std::function<std::shared_ptr<ObjectReadAhead>()> &create);
 	//! Closes the object of `key` if it is still pinned (no handle attached to it): the query that pinned it ended.
-	void Unpin(const std::string &key);
-	bool Contains(const std::string &key);
+	void Unpin(const VersionKey &key);
+	bool Contains(const VersionKey &key);
 
 	//! What is remembered of `key` goes to every object created for it (Attach, Pin): its layout, and its footer
 	//! bytes, held as if fetched. `key` must name the version by content (an ETag) for RememberFooter: the bytes are
 	//! served without a request.
-	void RememberLayout(const std::string &key, std::shared_ptr<const ParquetLayout> layout);
+	void RememberLayout(const VersionKey &key, std::shared_ptr<const ParquetLayout> layout);
 	//! Remembers `data`, the bytes of `range`, a read that ended at the end of the file (at most MAX_FOOTER_BYTES),
 	//! unless a range covering it is remembered already.
-	void RememberFooter(const std::string &key, const ByteRange &range, const char *data);
+	void RememberFooter(const VersionKey &key, const ByteRange &range, const char *data);
 	//! Adds the bytes of `range` to the footer remembered for `key` when `range` reaches into it from before (the
 	//! metadata DuckDB reads again when it did not fit in the first read from the end), within MAX_FOOTER_BYTES.
-	void ExtendFooter(const std::string &key, const ByteRange &range, const char *data);
-	std::shared_ptr<const ParquetLayout> KnownLayout(const std::string &key);
-	//! Whether footer bytes are remembered for a key beginning with `prefix` (some version of one file).
-	bool RemembersFooterUnder(const std::string &prefix);
+	void ExtendFooter(const VersionKey &key, const ByteRange &range, const char *data);
+	std::shared_ptr<const ParquetLayout> KnownLayout(const VersionKey &key);
+	//! Whether footer bytes are remembered for some version of the file at `path`.
+	bool RemembersFooterOf(const std::string &path);
 	//! Footer bytes remembered in all.
 	uint64_t FooterBytes();
 
@@ -87,25 +89,25 @@ private:
 		ByteRange footer {0, 0};
 		std::shared_ptr<const std::string> footer_bytes;
 	};
-	using KnownList = std::list<std::pair<std::string, Known>>;
+	using KnownList = std::list<std::pair<VersionKey, Known>>;
 
 	//! The entry of `key`, made the most recently used (created when missing); requires `lock`.
-	Known &TouchLocked(const std::string &key);
+	Known &TouchLocked(const VersionKey &key) HTTPFS2_REQUIRES(lock);
 	//! Drops entries and footers past the limits, least recently used first; requires `lock`.
-	void TrimLocked();
+	void TrimLocked() HTTPFS2_REQUIRES(lock);
 	//! Gives a new object of `key` what is remembered of it (the layout only `with_layout`); requires `lock`.
-	void ApplyKnownLocked(const std::string &key, ObjectReadAhead &object, bool with_layout);
+	void ApplyKnownLocked(const VersionKey &key, ObjectReadAhead &object, bool with_layout) HTTPFS2_REQUIRES(lock);
 
-	std::mutex lock;
-	std::unordered_map<std::string, Entry> objects;
+	Mutex lock;
+	std::unordered_map<VersionKey, Entry, VersionKey::Hash> objects HTTPFS2_GUARDED_BY(lock);
 	//! Closed objects whose last fetches are still in flight: a closing handle does not wait for them (a query
 	//! that stops reading must not pay for what it will never use), the registry's destruction does.
-	std::vector<std::shared_ptr<ObjectReadAhead>> draining;
+	std::vector<std::shared_ptr<ObjectReadAhead>> draining HTTPFS2_GUARDED_BY(lock);
 	//! Keys of pinned entries, oldest first (may name entries a handle attached to since).
-	std::list<std::string> pinned;
-	KnownList known;
-	std::unordered_map<std::string, KnownList::iterator> known_index;
-	uint64_t footer_bytes = 0;
+	std::list<VersionKey> pinned HTTPFS2_GUARDED_BY(lock);
+	KnownList known HTTPFS2_GUARDED_BY(lock);
+	std::unordered_map<VersionKey, KnownList::iterator, VersionKey::Hash> known_index HTTPFS2_GUARDED_BY(lock);
+	uint64_t footer_bytes HTTPFS2_GUARDED_BY(lock) = 0;
 };
 
 } // namespace httpfs2

@@ -11,6 +11,8 @@
 
 #pragma once
 
+#include "core/requests/http_parts.hpp"
+
 #include <cstdint>
 #include <ctime>
 #include <string>
@@ -44,16 +46,8 @@ struct AzureBlobPath {
 	bool HasWildcard() const;
 };
 
-//! One header of a signed request.
-using HttpHeader = std::pair<std::string, std::string>;
-
 //! The blob's URL: endpoint, container, blob name percent-encoded except unreserved characters and '/'.
 std::string AzureBlobUrl(const AzureConnection &connection, const AzureBlobPath &path);
-
-//! `path` percent-encoded except unreserved characters and '/' (as Azure and S3 expect object names in URLs).
-std::string PercentEncodePath(const std::string &path);
-//! RFC 3986 percent-encoding: unreserved characters (and with `keep_slashes` '/') kept, every other byte %XX.
-std::string PercentEncode(const std::string &text, bool keep_slashes = false);
 
 //! The path of `url` (from the first '/' after the authority), as the canonicalized resource needs it.
 std::string UrlPath(const std::string &url);
@@ -70,10 +64,5 @@ std::string SharedKeyStringToSign(const std::string &verb, std::vector<HttpHeade
 //! The body of a Put Block List that commits `block_ids` (base64, as sent with Put Block) in this order, each the
 //! latest block of that id: staged, or committed already when an earlier identical request took effect.
 std::string AzureBlockListXml(const std::vector<std::string> &block_ids);
-
-//! RFC 1123 date in GMT ("Sun, 06 Nov 1994 08:49:37 GMT"), as x-ms-date and Last-Modified use it.
-std::string FormatHttpDate(std::time_t seconds);
-//! False when `text` is not an RFC 1123 date.
-bool ParseHttpDate(const std::string &text, std::time_t &seconds);
 
 } // namespace httpfs2

@@ -11,7 +11,7 @@
 
 #pragma once
 
-#include "core/requests/azure_shared_key.hpp"
+#include "core/requests/http_parts.hpp"
 
 #include <cstdint>
 #include <ctime>
@@ -33,9 +33,9 @@ struct S3Address {
 	//! The object's key, not encoded.
 	std::string key;
 
-	//! Resolves `url` (s3://bucket/key) as httpfs does with these secret settings; false for what httpfs2 does not
-	//! address itself (other prefixes, a query string, an endpoint with a scheme or a path, a bucket with dots in
-	//! virtual-host style over TLS).
+	//! Resolves `url` (s3://bucket/key, or another scheme of httpfs's S3 filesystem) as httpfs does with these secret
+	//! settings; false for what httpfs2 does not address itself (no scheme, a query string, an endpoint with a scheme
+	//! or a path, a bucket with dots in virtual-host style over TLS).
 	static bool Resolve(const std::string &url, const std::string &endpoint, const std::string &url_style, bool use_ssl,
 	                    S3Address &out);
 	std::string Url() const {

@@ -1,7 +1,7 @@
 //===----------------------------------------------------------------------===//
 //                         httpfs2
 //
-// core/common/read_stats.hpp
+// core/common/io_stats.hpp
 //
 // Counters of one wrapped filesystem. Lock-free on the read path. Each counter is one row of COUNTER_SPECS, which
 // also names its httpfs2_stats() column.
@@ -9,7 +9,7 @@
 
 #pragma once
 
-#include "core/common/read_settings.hpp"
+#include "core/common/io_settings.hpp"
 
 #include <array>
 #include <atomic>
@@ -126,7 +126,7 @@ constexpr CounterSpec COUNTER_SPECS[] = {
 };
 static_assert(sizeof(COUNTER_SPECS) / sizeof(COUNTER_SPECS[0]) == COUNTER_COUNT, "every counter needs a column");
 
-struct ReadStatsSnapshot {
+struct IoStatsSnapshot {
 	std::array<uint64_t, COUNTER_COUNT> counters {};
 	//! fanout_histogram[n] counts split reads that ran with fan-out n (index 0 unused).
 	std::array<uint64_t, MAX_FANOUT_LIMIT + 1> fanout_histogram {};
@@ -136,7 +136,7 @@ struct ReadStatsSnapshot {
 	}
 };
 
-class ReadStats {
+class IoStats {
 public:
 	void Add(Counter counter, uint64_t amount = 1);
 	//! One Read call of a reader, however it is served.
@@ -150,7 +150,7 @@ public:
 	void SubReadStarted();
 	void SubReadFinished(uint64_t bytes, uint64_t micros);
 
-	ReadStatsSnapshot Snapshot() const;
+	IoStatsSnapshot Snapshot() const;
 	void Reset();
 
 private:

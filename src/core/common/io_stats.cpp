@@ -1,4 +1,4 @@
-#include "core/common/read_stats.hpp"
+#include "core/common/io_stats.hpp"
 
 #include <algorithm>
 
@@ -6,31 +6,31 @@ namespace httpfs2 {
 
 static constexpr auto RELAXED = std::memory_order_relaxed;
 
-void ReadStats::Add(Counter counter, uint64_t amount) {
+void IoStats::Add(Counter counter, uint64_t amount) {
 	counters[static_cast<size_t>(counter)].fetch_add(amount, RELAXED);
 }
 
-void ReadStats::RecordRead(uint64_t bytes) {
+void IoStats::RecordRead(uint64_t bytes) {
 	Add(Counter::READS);
 	Add(Counter::BYTES_READ, bytes);
 }
 
-void ReadStats::RecordPassThrough() {
+void IoStats::RecordPassThrough() {
 	Add(Counter::READS_PASSED_THROUGH);
 	Add(Counter::READER_REQUESTS);
 }
 
-void ReadStats::RecordSplit(uint64_t fanout) {
+void IoStats::RecordSplit(uint64_t fanout) {
 	Add(Counter::READS_SPLIT);
 	fanout_histogram[std::min<uint64_t>(fanout, MAX_FANOUT_LIMIT)].fetch_add(1, RELAXED);
 }
 
-void ReadStats::RecordWrite(uint64_t bytes) {
+void IoStats::RecordWrite(uint64_t bytes) {
 	Add(Counter::WRITES);
 	Add(Counter::BYTES_WRITTEN, bytes);
 }
 
-void ReadStats::SubReadStarted() {
+void IoStats::SubReadStarted() {
 	Add(Counter::READER_REQUESTS);
 	uint64_t now = in_flight.fetch_add(1, RELAXED) + 1;
 	auto &peak = counters[static_cast<size_t>(Counter::IN_FLIGHT_PEAK)];
@@ -39,15 +39,15 @@ void ReadStats::SubReadStarted() {
 	}
 }
 
-void ReadStats::SubReadFinished(uint64_t bytes, uint64_t micros) {
+void IoStats::SubReadFinished(uint64_t bytes, uint64_t micros) {
 	in_flight.fetch_sub(1, RELAXED);
 	Add(Counter::SUB_READS);
 	Add(Counter::SUB_READ_BYTES, bytes);
 	Add(Counter::SUB_READ_MICROS, micros);
 }
 
-ReadStatsSnapshot ReadStats::Snapshot() const {
-	ReadStatsSnapshot result;
+IoStatsSnapshot IoStats::Snapshot() const {
+	IoStatsSnapshot result;
 	for (size_t i = 0; i < counters.size(); i++) {
 		result.counters[i] = counters[i].load(RELAXED);
 	}
@@ -57,7 +57,7 @@ ReadStatsSnapshot ReadStats::Snapshot() const {
 	return result;
 }
 
-void ReadStats::Reset() {
+void IoStats::Reset() {
 	for (auto &counter : counters) {
 		counter.store(0, RELAXED);
 	}

@@ -1,7 +1,7 @@
 //===----------------------------------------------------------------------===//
 //                         httpfs2
 //
-// adapter/stores/client_pool.hpp
+// adapter/stores/store_http.hpp
 //
 // HTTP clients (connections) of httpfs2's own requests, kept between requests: a request takes an idle one or none
 // (HTTPUtil then makes one), and gives it back only after a clean answer.
@@ -9,6 +9,7 @@
 
 #pragma once
 
+#include "duckdb/common/file_opener.hpp"
 #include "duckdb/common/http_util.hpp"
 
 #include <mutex>
@@ -16,6 +17,12 @@
 
 namespace httpfs2 {
 
+//! httpfs's parameters for requests to `path` (timeout, proxy, TLS, retries) with DuckDB's HTTP log off: it records
+//! URLs and headers, which carry signatures, session tokens and SAS tokens.
+duckdb::unique_ptr<duckdb::HTTPParams> QuietParams(duckdb::HTTPUtil &http, const std::string &path,
+                                                   duckdb::optional_ptr<duckdb::FileOpener> opener);
+
+//! A request takes an idle client or none (HTTPUtil then makes one), and gives it back only after a clean answer.
 class ClientPool {
 public:
 	//! An idle client, or null.

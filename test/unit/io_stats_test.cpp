@@ -1,20 +1,11 @@
-#include "core/common/read_stats.hpp"
-#include "core/requests/url_redaction.hpp"
+#include "core/common/io_stats.hpp"
 
 #include <gtest/gtest.h>
 
 using namespace httpfs2;
 
-TEST(UrlRedaction, DropsQueryAndUserInfo) {
-	EXPECT_EQ(RedactUrl("s3://bucket/key.parquet"), "s3://bucket/key.parquet");
-	EXPECT_EQ(RedactUrl("https://host/obj?X-Amz-Signature=abc&X-Amz-Credential=AKIA"), "https://host/obj?<redacted>");
-	EXPECT_EQ(RedactUrl("http://user:secret@host:9000/obj"), "http://host:9000/obj");
-	EXPECT_EQ(RedactUrlIn("GET https://h/o?sig=1 failed: https://h/o?sig=1", "https://h/o?sig=1"),
-	          "GET https://h/o?<redacted> failed: https://h/o?<redacted>");
-}
-
-TEST(ReadStats, CountsAndResets) {
-	ReadStats stats;
+TEST(IoStats, CountsAndResets) {
+	IoStats stats;
 	for (int i = 0; i < 3; i++) {
 		stats.RecordRead(70);
 	}
@@ -42,7 +33,7 @@ TEST(ReadStats, CountsAndResets) {
 	EXPECT_EQ(stats.Snapshot().fanout_histogram[4], 0u);
 }
 
-TEST(ReadStats, EveryCounterHasOneColumnInOrder) {
+TEST(IoStats, EveryCounterHasOneColumnInOrder) {
 	for (size_t i = 0; i < COUNTER_COUNT; i++) {
 		EXPECT_EQ(static_cast<size_t>(COUNTER_SPECS[i].counter), i) << COUNTER_SPECS[i].column;
 	}

@@ -1,12 +1,12 @@
-#include "core/common/read_settings.hpp"
+#include "core/common/io_settings.hpp"
 
 #include <gtest/gtest.h>
 #include <set>
 
 using namespace httpfs2;
 
-TEST(ReadSettings, DefaultsMatchTheReadme) {
-	ParallelReadSettings settings;
+TEST(IoSettings, DefaultsMatchTheReadme) {
+	IoSettings settings;
 	EXPECT_FALSE(settings.enabled);
 	EXPECT_EQ(settings.io_threads, 16u);
 	EXPECT_EQ(settings.chunk_size_bytes, 16u * MiB);
@@ -23,9 +23,9 @@ TEST(ReadSettings, DefaultsMatchTheReadme) {
 	EXPECT_EQ(FindSetting("httpfs2_parallel_read_chunk_size_bytes")->default_value, 16777216);
 }
 
-TEST(ReadSettings, EveryMemberHasExactlyOneSetting) {
+TEST(IoSettings, EveryMemberHasExactlyOneSetting) {
 	// The constructor takes every default from the table, so each member needs its own entry.
-	ParallelReadSettings settings;
+	IoSettings settings;
 	std::set<std::string> names;
 	std::set<const void *> members;
 	for (auto &spec : SETTING_SPECS) {
@@ -38,7 +38,7 @@ TEST(ReadSettings, EveryMemberHasExactlyOneSetting) {
 	EXPECT_EQ(SETTING_COUNT, 16u);
 }
 
-TEST(ReadSettings, SharedResourcesAreGlobal) {
+TEST(IoSettings, SharedResourcesAreGlobal) {
 	EXPECT_TRUE(FindSetting("httpfs2_parallel_read_io_threads")->scope == SettingScope::GLOBAL);
 	EXPECT_TRUE(FindSetting("httpfs2_read_ahead_memory_limit_bytes")->scope == SettingScope::GLOBAL);
 	EXPECT_TRUE(FindSetting("httpfs2_write_memory_limit_bytes")->scope == SettingScope::GLOBAL);
@@ -47,7 +47,7 @@ TEST(ReadSettings, SharedResourcesAreGlobal) {
 	          std::string::npos);
 }
 
-TEST(ReadSettings, EverySettingHasADescriptionAndAPlace) {
+TEST(IoSettings, EverySettingHasADescriptionAndAPlace) {
 	for (auto &spec : SETTING_SPECS) {
 		EXPECT_NE(std::string(spec.description), "") << spec.name;
 		EXPECT_TRUE((spec.flag != nullptr) != (spec.number != nullptr)) << spec.name;
@@ -55,7 +55,7 @@ TEST(ReadSettings, EverySettingHasADescriptionAndAPlace) {
 	}
 }
 
-TEST(ReadSettings, RejectsOutOfRangeNamingSettingAndRange) {
+TEST(IoSettings, RejectsOutOfRangeNamingSettingAndRange) {
 	auto *fanout = FindSetting("httpfs2_parallel_read_max_fanout");
 	ASSERT_NE(fanout, nullptr);
 	EXPECT_EQ(fanout->Validate(1), "");
@@ -70,8 +70,8 @@ TEST(ReadSettings, RejectsOutOfRangeNamingSettingAndRange) {
 	EXPECT_NE(FindSetting("httpfs2_parallel_read_io_threads")->Validate(0), "");
 }
 
-TEST(ReadSettings, PresetOverridesFanoutChunkAndMin) {
-	ParallelReadSettings settings;
+TEST(IoSettings, PresetOverridesFanoutChunkAndMin) {
+	IoSettings settings;
 	settings.max_fanout = 16;
 	settings.chunk_size_bytes = 1 * MiB;
 	settings.min_bytes = 64 * KiB;
@@ -84,8 +84,8 @@ TEST(ReadSettings, PresetOverridesFanoutChunkAndMin) {
 	EXPECT_EQ(effective.min_bytes, 2u * MiB);
 }
 
-TEST(ReadSettings, ApplyWritesTheMember) {
-	ParallelReadSettings settings;
+TEST(IoSettings, ApplyWritesTheMember) {
+	IoSettings settings;
 	FindSetting("httpfs2_parallel_read_enabled")->Apply(settings, 1);
 	FindSetting("httpfs2_parallel_read_io_threads")->Apply(settings, 3);
 	EXPECT_TRUE(settings.enabled);

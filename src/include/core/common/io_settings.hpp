@@ -1,7 +1,7 @@
 //===----------------------------------------------------------------------===//
 //                         httpfs2
 //
-// core/common/read_settings.hpp
+// core/common/io_settings.hpp
 //
 // The httpfs2_* settings: names, defaults, descriptions, scopes and accepted ranges, in one table.
 // DuckDB-free so that validation is unit-tested without a database.
@@ -31,8 +31,8 @@ struct RecommendedPreset {
 
 //! The values a handle reads with, snapshotted when the file is opened. A default-constructed instance holds the
 //! defaults of SETTING_SPECS, the one place they are written down.
-struct ParallelReadSettings {
-	ParallelReadSettings();
+struct IoSettings {
+	IoSettings();
 
 	bool enabled;
 	uint64_t io_threads;
@@ -52,7 +52,7 @@ struct ParallelReadSettings {
 	uint64_t write_memory_limit_bytes;
 
 	//! The settings with the recommended preset applied when it is enabled.
-	ParallelReadSettings Effective() const;
+	IoSettings Effective() const;
 	//! Read-ahead runs when parallel reads are enabled and read-ahead is not turned off.
 	bool ReadAheadActive() const {
 		return enabled && read_ahead_enabled;
@@ -68,7 +68,7 @@ enum class SettingKind { BOOLEAN, INTEGER };
 //! GLOBAL settings size something the whole database shares (the IO pool, the read-ahead budget).
 enum class SettingScope { SESSION, GLOBAL };
 
-//! One user-visible setting and where it lands in ParallelReadSettings.
+//! One user-visible setting and where it lands in IoSettings.
 struct SettingSpec {
 	const char *name;
 	const char *description;
@@ -78,23 +78,23 @@ struct SettingSpec {
 	//! Accepted range for INTEGER settings, inclusive.
 	int64_t min_value;
 	int64_t max_value;
-	bool ParallelReadSettings::*flag;
-	uint64_t ParallelReadSettings::*number;
+	bool IoSettings::*flag;
+	uint64_t IoSettings::*number;
 
 	//! Empty when value is accepted; otherwise a message naming the setting and its range.
 	std::string Validate(int64_t value) const;
-	void Apply(ParallelReadSettings &settings, int64_t value) const;
+	void Apply(IoSettings &settings, int64_t value) const;
 };
 
 constexpr SettingSpec FlagSetting(const char *name, const char *description, bool default_value,
-                                  bool ParallelReadSettings::*member) {
+                                  bool IoSettings::*member) {
 	return SettingSpec {name,   description, SettingKind::BOOLEAN, SettingScope::SESSION, default_value ? 1 : 0, 0, 1,
 	                    member, nullptr};
 }
 
 constexpr SettingSpec NumberSetting(const char *name, const char *description, SettingScope scope,
                                     uint64_t default_value, uint64_t min_value, uint64_t max_value,
-                                    uint64_t ParallelReadSettings::*member) {
+                                    uint64_t IoSettings::*member) {
 	return SettingSpec {name,
 	                    description,
 	                    SettingKind::INTEGER,
@@ -110,57 +110,56 @@ constexpr SettingSpec NumberSetting(const char *name, const char *description, S
 //! callbacks are generated from it and can never fall out of step with it.
 constexpr SettingSpec SETTING_SPECS[] = {
     FlagSetting("httpfs2_parallel_read_enabled", "Enable parallel read splitting for remote files", false,
-                &ParallelReadSettings::enabled),
+                &IoSettings::enabled),
     NumberSetting("httpfs2_parallel_read_io_threads", "IO worker pool size (separate from DuckDB threads)",
-                  SettingScope::GLOBAL, 16, 1, 256, &ParallelReadSettings::io_threads),
+                  SettingScope::GLOBAL, 16, 1, 256, &IoSettings::io_threads),
     NumberSetting("httpfs2_parallel_read_chunk_size_bytes", "Target chunk size per sub-read", SettingScope::SESSION,
-                  16 * MiB, 64 * KiB, GiB, &ParallelReadSettings::chunk_size_bytes),
+                  16 * MiB, 64 * KiB, GiB, &IoSettings::chunk_size_bytes),
     NumberSetting("httpfs2_parallel_read_max_fanout", "Max parallel sub-reads per Read() call", SettingScope::SESSION,
-                  4, 1, MAX_FANOUT_LIMIT, &ParallelReadSettings::max_fanout),
+                  4, 1, MAX_FANOUT_LIMIT, &IoSettings::max_fanout),
     NumberSetting("httpfs2_parallel_read_min_bytes", "Minimum read size before splitting kicks in",
-                  SettingScope::SESSION, 2 * MiB, 64 * KiB, 1024 * GiB, &ParallelReadSettings::min_bytes),
+                  SettingScope::SESSION, 2 * MiB, 64 * KiB, 1024 * GiB, &IoSettings::min_bytes),
     FlagSetting("httpfs2_parallel_read_recommended_preset_enabled", "Override to safe defaults (fanout=2, chunk=16MiB)",
-                false, &ParallelReadSettings::recommended_preset_enabled),
+                false, &IoSettings::recommended_preset_enabled),
     FlagSetting("httpfs2_parallel_read_dedicated_handles",
                 "Open extra file handles per remote file to reduce httpfs contention", false,
-                &ParallelReadSettings::dedicated_handles),
+                &IoSettings::dedicated_handles),
     FlagSetting("httpfs2_parallel_read_auto_fanout_enabled", "Use S3 cost model to choose fanout per read", false,
-                &ParallelReadSettings::auto_fanout_enabled),
+                &IoSettings::auto_fanout_enabled),
     NumberSetting("httpfs2_parallel_read_auto_fanout_overhead_ms", "Penalty (ms) per extra sub-request in auto-fanout",
-                  SettingScope::SESSION, 500, 0, 60000, &ParallelReadSettings::auto_fanout_overhead_ms),
+                  SettingScope::SESSION, 500, 0, 60000, &IoSettings::auto_fanout_overhead_ms),
     FlagSetting("httpfs2_parallel_read_auto_fanout_overhead_adaptive_enabled",
                 "Learn overhead from observed timings (EWMA)", false,
-                &ParallelReadSettings::auto_fanout_overhead_adaptive_enabled),
+                &IoSettings::auto_fanout_overhead_adaptive_enabled),
     FlagSetting(
         "httpfs2_read_ahead_enabled",
         "Fetch the ranges a scan will read next (parquet column chunks of the next row groups, the next window of a "
         "sequential read, footers of the next files of a glob) before it asks; only when "
         "httpfs2_parallel_read_enabled is on",
-        true, &ParallelReadSettings::read_ahead_enabled),
+        true, &IoSettings::read_ahead_enabled),
     NumberSetting(
         "httpfs2_read_ahead_memory_limit_bytes",
         "Memory budget for all read-ahead of the database; never exceeded: what does not fit is not fetched ahead",
-        SettingScope::GLOBAL, 256 * MiB, MiB, 1024 * GiB, &ParallelReadSettings::read_ahead_memory_limit_bytes),
+        SettingScope::GLOBAL, 256 * MiB, MiB, 1024 * GiB, &IoSettings::read_ahead_memory_limit_bytes),
     NumberSetting(
         "httpfs2_parallel_read_min_latency_ms",
         "Read ahead, and split reads smaller than chunk_size_bytes, only where the first-byte latency the "
         "cost model measured is at least this many ms: below it (a LAN store) a request costs the client more "
         "CPU than it waits; 0 always does",
-        SettingScope::SESSION, 5, 0, 60000, &ParallelReadSettings::min_latency_ms),
+        SettingScope::SESSION, 5, 0, 60000, &IoSettings::min_latency_ms),
     FlagSetting("httpfs2_write_enabled",
                 "Write s3:// and az:// files with httpfs2's uploader: parts of write_part_size_bytes sent in parallel "
                 "on the IO pool as they fill, the object complete when the file closes or left as it was; only when "
                 "httpfs2_parallel_read_enabled is on",
-                true, &ParallelReadSettings::write_enabled),
+                true, &IoSettings::write_enabled),
     NumberSetting("httpfs2_write_part_size_bytes",
                   "Size of every part of an upload but the last, at most: files written at once share the memory "
                   "budget (S3 wants at least 5 MiB); an object up to this size is one PUT",
-                  SettingScope::SESSION, 16 * MiB, 5 * MiB, GiB, &ParallelReadSettings::write_part_size_bytes),
+                  SettingScope::SESSION, 16 * MiB, 5 * MiB, GiB, &IoSettings::write_part_size_bytes),
     NumberSetting("httpfs2_write_memory_limit_bytes",
                   "Memory for the part buffers of all uploads of the database; never exceeded: a write waits for "
                   "parts to be acknowledged, and a part it cannot hold goes on in a temporary file",
-                  SettingScope::GLOBAL, 256 * MiB, 16 * MiB, 1024 * GiB,
-                  &ParallelReadSettings::write_memory_limit_bytes),
+                  SettingScope::GLOBAL, 256 * MiB, 16 * MiB, 1024 * GiB, &IoSettings::write_memory_limit_bytes),
 };
 
 constexpr size_t SETTING_COUNT = sizeof(SETTING_SPECS) / sizeof(SETTING_SPECS[0]);

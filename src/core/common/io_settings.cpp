@@ -1,4 +1,4 @@
-#include "core/common/read_settings.hpp"
+#include "core/common/io_settings.hpp"
 
 namespace httpfs2 {
 
@@ -6,14 +6,14 @@ constexpr uint64_t RecommendedPreset::MAX_FANOUT;
 constexpr uint64_t RecommendedPreset::CHUNK_SIZE_BYTES;
 constexpr uint64_t RecommendedPreset::MIN_BYTES;
 
-ParallelReadSettings::ParallelReadSettings() {
+IoSettings::IoSettings() {
 	for (auto &spec : SETTING_SPECS) {
 		spec.Apply(*this, spec.default_value);
 	}
 }
 
-ParallelReadSettings ParallelReadSettings::Effective() const {
-	ParallelReadSettings result = *this;
+IoSettings IoSettings::Effective() const {
+	IoSettings result = *this;
 	if (recommended_preset_enabled) {
 		result.max_fanout = RecommendedPreset::MAX_FANOUT;
 		result.chunk_size_bytes = RecommendedPreset::CHUNK_SIZE_BYTES;
@@ -57,7 +57,7 @@ std::string SettingSpec::Validate(int64_t value) const {
 	       "': it must be an integer between " + range;
 }
 
-void SettingSpec::Apply(ParallelReadSettings &settings, int64_t value) const {
+void SettingSpec::Apply(IoSettings &settings, int64_t value) const {
 	if (kind == SettingKind::BOOLEAN) {
 		settings.*flag = value != 0;
 	} else {

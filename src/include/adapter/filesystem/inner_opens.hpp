@@ -1,0 +1,66 @@
+//===----------------------------------------------------------------------===//
+//                         httpfs2
+//
+// adapter/filesystem/inner_opens.hpp
+//
+// Opens of the wrapped filesystem at a version httpfs2 knows: with size, modification time and ETag handed over
+// (httpfs then makes no request and checks every response against the ETag), checked against what the open saw,
+// now or when first needed (LazyHandle), and the handles read-ahead's fetches run on (kept per version where the
+// store says an open is costly).
+//===----------------------------------------------------------------------===//
+
+#pragma once
+
+#include "adapter/filesystem/lazy_handle.hpp"
+#include "adapter/filesystem/version_handles.hpp"
+#include "adapter/filesystem/wrapped_file_handle.hpp"
+#include "adapter/stores/remote_store.hpp"
+#include "core/common/io_stats.hpp"
+#include "duckdb/common/file_system.hpp"
+#include "duckdb/main/client_context.hpp"
+
+namespace httpfs2 {
+
+class InnerOpens {
+public:
+	//! Flags of the handles sub-reads and read-ahead run on: positional reads from several threads at once.
+	static const duckdb::FileOpenFlags PARALLEL_READ_FLAGS;
+
+	InnerOpens(duckdb::FileSystem &inner, RemoteStore &store, IoStats &stats);
+
+	//! An open that makes no request on httpfs: size, modification time and ETag handed over.
+	static duckdb::OpenFileInfo OpenInfo(const std::string &path, const ObjectVersion &version);
+	//! The version `handle` reads: the one httpfs2 knew, else what the wrapped filesystem's handle reports.
+	static ObjectVersion VersionOf(ReadHandle &handle);
+
+	//! Opens `info` and fails when the wrapped filesystem sees another size or modification time than `expected`.
+	//! An `internal` handle (sub-reads, fetches) is opened through InternalOpener: no full-download fallback.
+	duckdb::unique_ptr<duckdb::FileHandle> AtVersion(const duckdb::OpenFileInfo &info, duckdb::FileOpenFlags flags,
+	                                                 duckdb::optional_ptr<duckdb::FileOpener> opener,
+	                                                 const ObjectVersion &expected, bool internal);
+	//! AtVersion later, with the file opener of `context`'s connection.
+	LazyHandle::Opener Deferred(duckdb::OpenFileInfo info, duckdb::FileOpenFlags flags,
+	                            duckdb::weak_ptr<duckdb::ClientContext> context, ObjectVersion expected, bool internal);
+	//! A parallel-access handle on `version` of `path` that opens on first use (at once when there is no connection
+	//! to open with). Used only from the query's thread or while it waits (sub-reads): the connection outlives it.
+	duckdb::unique_ptr<LazyHandle> Lazy(const std::string &path, const ObjectVersion &version,
+	                                    duckdb::weak_ptr<duckdb::ClientContext> context,
+	                                    duckdb::optional_ptr<duckdb::FileOpener> opener);
+	//! A handle for read-ahead's fetches (and, where the store keeps version handles, the reads that miss it),
+	//! opened now on the query's thread or while it waits: fetches run on IO pool threads and may outlive the query.
+	std::shared_ptr<duckdb::FileHandle> ForFetches(const std::string &path, const ObjectVersion &version,
+	                                               duckdb::optional_ptr<duckdb::FileOpener> opener);
+	//! ForFetches for the version `handle` was opened at, with its connection's file opener.
+	std::shared_ptr<duckdb::FileHandle> SharedFor(ReadHandle &handle);
+	//! Closes the kept version handles.
+	void ReleaseHandles();
+
+private:
+	duckdb::FileSystem &inner;
+	RemoteStore &store;
+	IoStats &stats;
+	//! Where the store keeps them, the handles read-ahead and pass-through reads use, kept across opens of a version.
+	VersionHandles version_handles;
+};
+
+} // namespace httpfs2
