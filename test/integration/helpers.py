@@ -1,6 +1,9 @@
 """Helpers the integration tests share (fixtures live in conftest.py)."""
 
 import hashlib
+import time
+
+from rig.s3rig import count_requests
 
 
 def sha256(data: bytes) -> str:
@@ -19,6 +22,16 @@ def stats(con, filesystem: str = "S3FileSystem") -> dict:
     row = cursor.fetchone()
     assert row is not None, f"httpfs2_stats() has no row for {filesystem}: that filesystem was not wrapped"
     return dict(zip(names, row, strict=True))
+
+
+def server_requests(rig, run_query) -> dict:
+    """The S3 operations versitygw served while `run_query` ran, from its access log: httpfs2's own range GETs are
+    not in DuckDB's HTTP log (it would record their signatures)."""
+    log = rig.access_log_path
+    offset = log.stat().st_size if log.exists() else 0
+    run_query()
+    time.sleep(0.2)  # the log is written after the answer
+    return count_requests(log, offset)
 
 
 def show_the_model_a_lan(con, request, tries: int = 10):

@@ -1,13 +1,14 @@
 """Faults injected by toxiproxy mid-read and interrupted queries: correct bytes or a clear error, promptly;
 never a hang, a crash or a wrong byte."""
 
+import re
 import threading
 import time
 
 import duckdb
 import pytest
 
-from helpers import blob_sha, sha256, stats
+from helpers import blob_sha, server_requests, sha256, stats
 
 SPLIT = (
     "SET httpfs2_parallel_read_enabled = true; SET httpfs2_parallel_read_chunk_size_bytes = 1048576; "
@@ -26,6 +27,27 @@ def read_or_error(con, url):
         return None, error, time.monotonic() - start
 
 
+def assert_clear_read_error(error, rig, key: str, size: int) -> bool:
+    """A failed read is an IOException or HTTPException that names the object and, when a sub-read failed, its bytes,
+    with httpfs's own words for what the network did; it never shows the keys. True when a sub-read failed, False when
+    the open's HEAD did (httpfs's error, before httpfs2 splits anything)."""
+    assert isinstance(error, READ_ERRORS), repr(error)
+    message = str(error)
+    assert rig.secret_key not in message and rig.access_key not in message
+    file = re.escape(rig.url(key))
+    url = re.escape(f"http://{rig.proxy_endpoint}/{rig.bucket}/{key}")
+    sub_read = re.search(
+        rf"httpfs2: parallel read of '{file}' failed: sub-read of bytes (\d+)-(\d+) \(of the read of {size} bytes at "
+        rf"offset 0\) failed: ([^']+ error for HTTP GET to '{url}'|HTTP GET of bytes \d+-\d+ of '{file}' failed: )",
+        message,
+    )
+    if sub_read is None:
+        assert re.search(rf"^IO Error: [^']+ error for HTTP HEAD to '{url}'$", message), message
+        return False
+    assert int(sub_read[1]) <= int(sub_read[2]) < size, message
+    return True
+
+
 def test_connection_cut_mid_body_fails_the_read_naming_file_and_range(con, rig, big_object):
     key, data = big_object
     con.execute(SPLIT)
@@ -35,37 +57,69 @@ def test_connection_cut_mid_body_fails_the_read_naming_file_and_range(con, rig, 
     digest, error, seconds = read_or_error(con, rig.url(key))
     assert digest is None, "a cut body must not be returned as data"
     assert isinstance(error, duckdb.IOException)
-    message = str(error)
-    assert f"httpfs2: parallel read of '{rig.url(key)}' failed: sub-read of bytes" in message
-    assert rig.secret_key not in message and rig.access_key not in message
+    assert assert_clear_read_error(error, rig, key, len(data)), "the HEAD passes: a sub-read fails"
     assert seconds < 60
     assert stats(con)["errors"] >= 1
 
 
+# Toxics that break connections, on some of them (toxicity): every sub-read is a connection of its own, so a read of
+# 25 pieces (26 connections with the HEAD, on this rig) meets the fault with near certainty: the least likely, timeout,
+# misses both reads with odds of 0.8^52.
 @pytest.mark.parametrize(
     "toxic,attributes,toxicity",
     [
         ("reset_peer", {"timeout": 50}, 0.3),
-        ("slicer", {"average_size": 1500, "size_variation": 1000, "delay": 10}, 1.0),
         ("timeout", {"timeout": 500}, 0.2),
-        ("limit_data", {"bytes": 2_000_000}, 0.5),
+        # cuts a 1 MiB sub-read after 600 KB
+        ("limit_data", {"bytes": 600_000}, 0.5),
     ],
 )
 def test_flaky_network_gives_exact_bytes_or_a_clear_error(con, rig, big_object, toxic, attributes, toxicity):
     key, data = big_object
     con.execute(SPLIT)
     con.execute(BOUNDED)
+    clean_gets = server_requests(rig, lambda: blob_sha(con, rig.url(key)))["GetObject"]
     rig.add_toxic(toxic, toxic, attributes, toxicity=toxicity)
+    faults_seen = 0
+    outcomes = []
     for _ in range(2):
-        digest, error, seconds = read_or_error(con, rig.url(key))
+        con.execute("CALL httpfs2_reset_stats()")
+        requests = server_requests(rig, lambda: outcomes.append(read_or_error(con, rig.url(key))))
+        digest, error, seconds = outcomes[-1]
         assert seconds < 90
         if error is None:
             assert digest == sha256(data)
+            # a fault that did not fail the read was retried: more GETs than the read without the toxic
+            faults_seen += requests.get("GetObject", 0) > clean_gets
         else:
-            assert str(error), "errors must say what failed"
+            if assert_clear_read_error(error, rig, key, len(data)):
+                assert stats(con)["errors"] >= 1, "a failed sub-read is counted"
+            faults_seen += 1
+    assert faults_seen, f"the {toxic} toxic never hit a request: the test proved nothing"
     rig.remove_toxics()
     # the connection and the pool stay usable
     assert blob_sha(con, rig.url(key)) == sha256(data)
+
+
+def test_sliced_answers_give_exact_bytes(con, rig, objects):
+    """Answers in pieces of at most 2.5 KB, with 0.5 ms between them: the bytes must be exact, with no error and no
+    request repeated."""
+    key = "blobs/sliced.bin"
+    data = objects.put(key, 6 * 1024 * 1024 + 777)
+    con.execute(SPLIT)
+    con.execute(BOUNDED)
+    clean = server_requests(rig, lambda: blob_sha(con, rig.url(key)))
+    slice_bytes, delay_s = 1500 + 1000, 0.0005
+    rig.add_toxic("slicer", "slicer", {"average_size": 1500, "size_variation": 1000, "delay": int(delay_s * 1e6)})
+    con.execute("CALL httpfs2_reset_stats()")
+    digest = []
+    assert server_requests(rig, lambda: digest.append(blob_sha(con, rig.url(key)))) == clean
+    assert digest == [sha256(data)]
+    # Every slice of a sub-read's answer is followed by the delay: the sub-reads, however parallel, took at least
+    # this long in all; the read without the toxic takes a fraction of it.
+    split = stats(con)
+    assert split["sub_read_bytes"] >= len(data) - 2 * 1024 * 1024, "the read was not split"
+    assert split["sub_read_seconds"] >= split["sub_read_bytes"] // slice_bytes * delay_s - split["sub_reads"] * delay_s
 
 
 def test_interrupt_stops_a_long_split_read_promptly(con, rig, big_object):

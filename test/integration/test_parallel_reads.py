@@ -3,13 +3,11 @@ results, concurrency without deadlock, and clean failures."""
 
 import random
 import threading
-import time
 
 import pytest
 
-from helpers import blob_sha, sha256, show_the_model_a_lan, stats
+from helpers import blob_sha, server_requests, sha256, show_the_model_a_lan, stats
 from rig import duckdb_connect
-from rig.s3rig import count_requests
 
 # Small pieces so that reads of a few MiB split many ways and land at unaligned offsets.
 SMALL = {"chunk_size_bytes": 65536, "min_bytes": 65536, "max_fanout": 4}
@@ -194,16 +192,6 @@ def test_cursors_of_one_database_share_the_pool(con, rig, big_object):
     for thread in threads:
         thread.join(timeout=120)
     assert results == [sha256(data)] * len(cursors)
-
-
-def server_requests(rig, run_query) -> dict:
-    """The S3 operations versitygw served while `run_query` ran, from its access log: httpfs2's own range GETs are
-    not in DuckDB's HTTP log (it would record their signatures)."""
-    log = rig.access_log_path
-    offset = log.stat().st_size if log.exists() else 0
-    run_query()
-    time.sleep(0.2)  # the log is written after the answer
-    return count_requests(log, offset)
 
 
 @pytest.mark.parametrize("dedicated", [False, True])

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -83,19 +85,64 @@ void ExpectSameRange(const ByteRange &actual, const ByteRange &expected, const s
 	EXPECT_EQ(actual.length, expected.length) << what;
 }
 
-//! A parsed layout, right or wrong, must never point outside the file.
-void ExpectInsideFile(const ParquetLayout &layout, uint64_t file_size) {
-	for (auto &row_group : layout.row_groups) {
-		EXPECT_LE(row_group.span.End(), file_size);
-		for (auto &column : row_group.columns) {
-			EXPECT_LE(column.offset, file_size);
-			EXPECT_LE(column.length, file_size - column.offset);
+void ExpectInside(const ByteRange &range, uint64_t file_size, const std::string &what) {
+	EXPECT_LE(range.offset, file_size) << what;
+	EXPECT_LE(range.length, file_size - std::min(range.offset, file_size)) << what;
+}
+
+//! What any layout the parser returns must satisfy, right or wrong: every range inside the file, one bloom filter entry
+//! per column chunk (none, or a real range), and each row group's span the hull of its chunks, as DuckDB's
+//! GetGroupSpan, or empty.
+void ExpectSoundLayout(const ParquetLayout &layout, uint64_t file_size, const std::string &what) {
+	for (size_t group = 0; group < layout.row_groups.size(); group++) {
+		auto &row_group = layout.row_groups[group];
+		auto where = what + " row group " + std::to_string(group);
+		ExpectInside(row_group.span, file_size, where + " span");
+		ASSERT_EQ(row_group.bloom_filters.size(), row_group.columns.size()) << where;
+		uint64_t start = UINT64_MAX, end = 0;
+		for (size_t column = 0; column < row_group.columns.size(); column++) {
+			auto &chunk = row_group.columns[column];
+			auto &filter = row_group.bloom_filters[column];
+			ExpectInside(chunk, file_size, where + " column " + std::to_string(column));
+			ExpectInside(filter, file_size, where + " bloom filter " + std::to_string(column));
+			EXPECT_EQ(filter.offset == 0, filter.length == 0) << where << " bloom filter " << column;
+			start = std::min(start, chunk.offset);
+			end = std::max(end, chunk.End());
 		}
-		for (auto &filter : row_group.bloom_filters) {
-			EXPECT_LE(filter.offset, file_size);
-			EXPECT_LE(filter.length, file_size - filter.offset);
+		if (row_group.columns.empty() || row_group.span.length == 0) {
+			EXPECT_EQ(row_group.span.length, 0u) << where;
+			continue;
 		}
+		EXPECT_EQ(row_group.span.offset, start) << where;
+		EXPECT_EQ(row_group.span.End(), end) << where;
 	}
+}
+
+//! A failure says why and at which byte of the input, a byte that exists.
+void ExpectFailureSaysWhere(const std::string &error, uint64_t input_size, const std::string &what) {
+	static const std::string AT = " at metadata byte ";
+	auto at = error.rfind(AT);
+	ASSERT_NE(at, std::string::npos) << what << ": " << error;
+	EXPECT_GT(at, 0u) << what << ": no reason in " << error;
+	auto position = error.substr(at + AT.size());
+	ASSERT_FALSE(position.empty()) << what << ": " << error;
+	ASSERT_EQ(position.find_first_not_of("0123456789"), std::string::npos) << what << ": " << error;
+	EXPECT_LE(std::stoull(position), input_size) << what << ": " << error;
+}
+
+//! Parses damaged or random `bytes` and checks what must hold either way: a success gives a sound layout, a failure
+//! says where and leaves the caller's layout as it was. True when the bytes parsed.
+bool ParseDamaged(const std::string &bytes, uint64_t file_size, const std::string &what) {
+	ParquetLayout layout;
+	layout.row_groups.resize(3); // what the caller held before: a failed parse must not touch it
+	std::string error;
+	if (Parse(bytes, file_size, layout, error)) {
+		ExpectSoundLayout(layout, file_size, what);
+		return true;
+	}
+	ExpectFailureSaysWhere(error, bytes.size(), what);
+	EXPECT_EQ(layout.row_groups.size(), 3u) << what << ": a failed parse changed the layout";
+	return false;
 }
 
 } // namespace
@@ -193,18 +240,38 @@ TEST(ParquetFooter, DuckDBTailReadSize) {
 	EXPECT_EQ(ParquetFooter::DuckDBTailReadSize(10 * GiB), 256 * KiB);
 }
 
+const char *const FIXTURES[] = {"row_groups.parquet", "nested.parquet", "single_row_group.parquet", "zstd.parquet"};
+
 TEST(ParquetLayout, EveryTruncationFailsCleanly) {
-	for (auto name : {"row_groups.parquet", "nested.parquet", "single_row_group.parquet", "zstd.parquet"}) {
+	for (auto name : FIXTURES) {
 		auto file = ReadFile(name);
 		auto metadata = Metadata(file);
+		ASSERT_TRUE(ParseDamaged(metadata, file.size(), name)) << "the whole footer parses";
 		for (size_t length = 0; length < metadata.size(); length++) {
-			ParquetLayout layout;
-			std::string error;
 			// FileMetaData's last byte closes it, so no proper prefix is a whole FileMetaData
-			ASSERT_FALSE(Parse(metadata.substr(0, length), file.size(), layout, error)) << name << " " << length;
-			ASSERT_FALSE(error.empty());
-			EXPECT_TRUE(layout.row_groups.empty());
+			ASSERT_FALSE(ParseDamaged(metadata.substr(0, length), file.size(),
+			                          name + std::string(" prefix ") + std::to_string(length)));
 		}
+	}
+}
+
+TEST(ParquetLayout, EveryBitFlipOfAFooterFailsOrGivesASoundLayout) {
+	for (auto name : FIXTURES) {
+		auto file = ReadFile(name);
+		auto metadata = Metadata(file);
+		int parsed = 0, failed = 0;
+		for (size_t byte = 0; byte < metadata.size(); byte++) {
+			for (int bit = 0; bit < 8; bit++) {
+				auto damaged = metadata;
+				damaged[byte] = static_cast<char>(damaged[byte] ^ (1 << bit));
+				auto what = std::string(name) + " byte " + std::to_string(byte) + " bit " + std::to_string(bit);
+				(ParseDamaged(damaged, file.size(), what) ? parsed : failed)++;
+			}
+		}
+		// Both outcomes must occur, or the checks above were never run on one of them: flips in statistics and
+		// schema names are skipped; flips in field headers, lengths and required fields fail.
+		EXPECT_GT(parsed, 0) << name;
+		EXPECT_GT(failed, 0) << name;
 	}
 }
 
@@ -213,40 +280,34 @@ TEST(ParquetLayout, RandomByteFlipsNeverEscapeTheFile) {
 	for (auto name : {"row_groups.parquet", "nested.parquet", "zstd.parquet"}) {
 		auto file = ReadFile(name);
 		auto metadata = Metadata(file);
-		int parsed = 0;
+		int parsed = 0, failed = 0;
 		for (int round = 0; round < 1500; round++) {
 			auto damaged = metadata;
 			int flips = 1 + static_cast<int>(random() % 4);
 			for (int i = 0; i < flips; i++) {
 				damaged[random() % damaged.size()] = static_cast<char>(random() & 0xFF);
 			}
-			ParquetLayout layout;
-			std::string error;
-			if (Parse(damaged, file.size(), layout, error)) {
-				parsed++;
-				ExpectInsideFile(layout, file.size());
-			} else {
-				EXPECT_FALSE(error.empty());
-			}
+			(ParseDamaged(damaged, file.size(), name + std::string(" round ") + std::to_string(round)) ? parsed
+			                                                                                           : failed)++;
 		}
-		// most flips land in statistics and schema names, which the parser skips
 		EXPECT_GT(parsed, 0) << name;
+		EXPECT_GT(failed, 0) << name;
 	}
 }
 
 TEST(ParquetLayout, RandomGarbageFailsCleanly) {
 	std::mt19937 random(7);
+	int parsed = 0;
 	for (int round = 0; round < 2000; round++) {
 		std::string garbage(random() % 300, '\0');
 		for (auto &byte : garbage) {
 			byte = static_cast<char>(random() & 0xFF);
 		}
-		ParquetLayout layout;
-		std::string error;
-		if (Parse(garbage, 1 << 20, layout, error)) {
-			ExpectInsideFile(layout, 1 << 20);
-		}
+		parsed += ParseDamaged(garbage, 1 << 20, "garbage round " + std::to_string(round));
 	}
+	// Random bytes are no FileMetaData: its four required fields (version, schema, num_rows, row_groups), each with
+	// its type, do not come by chance.
+	EXPECT_EQ(parsed, 0);
 }
 
 namespace {
