@@ -116,8 +116,12 @@ def expected_rows(rows: int) -> dict:
     return {"scan": normalize_rows(scan), "selective": normalize_rows(selective.fetchall()), "lo": lo, "hi": lo + 999}
 
 
+def config_of(path: str):
+    return CONFIGS["httpfs2" if path.endswith("+httpfs2") else "native"]
+
+
 def measure_point(run, targets: Targets, path: str, rows: int, aged: bool, timeout: float):
-    httpfs2 = run.resolve(CONFIGS["httpfs2" if path.endswith("+httpfs2") else "native"])
+    httpfs2 = run.resolve(config_of(path))
     expect = expected_rows(rows)
     spec = targets.spec(path, httpfs2)
     single = targets.url(path, f"r{rows}/single.parquet")
@@ -164,6 +168,8 @@ def run(suite, run):
     rows = run.numbers("rows", suite.rows)
     profiles = run.pick("profiles", suite.profiles, PROFILES)
     paths = run.pick("configs", suite.paths, suite.paths)
+    for path in paths:  # before the rigs start: a build without a setting stops the run here
+        run.resolve(config_of(path))
     run.save_meta(duckdb=duckdb.__version__, azurite=AZURITE_VERSION, rows=rows, profiles=profiles, paths=paths)
     with AzuriteRig(container="bench") as azure_rig, S3Rig(bucket="bench") as s3_rig:
         targets = Targets(azure_rig, s3_rig, run.extension)
