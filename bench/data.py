@@ -159,7 +159,7 @@ def upload(rig, names):
 # --- per-run objects of the blob sweeps ---------------------------------------------------------------------
 
 # DuckDB's hash() reads every byte far faster than sha256(), which would add seconds of serial CPU after the read
-# and swamp what is measured (bench/README.md). The expected values come from DuckDB reading the same bytes locally.
+# and swamp what is measured (docs/benchmarks.md). The expected values come from DuckDB reading the same bytes locally.
 BLOB_SQL = "SELECT hash(content), octet_length(content) FROM read_blob('{url}')"
 PARQUET_SQL = "SELECT count(*), sum(i), sum(a), sum(b), sum(c), sum(length(s)) FROM read_parquet('{url}')"
 PARQUET_FILES = 2
