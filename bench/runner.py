@@ -104,6 +104,10 @@ class Run:
         """The --configs named, else `default`, each checked against the build."""
         return [self.resolve(c) for c in configs.named(self.pick("configs", [])) or default]
 
+    def extensions(self, config) -> list:
+        """What a worker LOADs for config: httpfs, and the build's snapshot unless httpfs2 is not measured."""
+        return [str(httpfs_extension())] + ([str(self.extension)] if config.settings is not None else [])
+
     def timeout(self, suite) -> float:
         return float(self.opts.timeout or suite.timeout)
 

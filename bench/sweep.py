@@ -14,10 +14,17 @@ from datetime import datetime
 from bench import ceiling, data, plot
 from bench.child import run_worker
 from bench.suites import points
-from rig import S3Rig, httpfs_extension
+from rig import S3Rig
 
 MiB = 1 << 20
-STATS = {"reads": "reads", "reads_split": "reads_split", "sub_reads": "sub_reads", "sub_read_seconds": "sub_read_s"}
+# httpfs2_stats() columns -> results.csv columns
+STATS = {
+    "reads": "reads",
+    "reads_split": "reads_split",
+    "sub_reads": "sub_reads",
+    "sub_read_seconds": "sub_read_s",
+    "in_flight_peak": "in_flight_peak",
+}
 
 
 def measure(run, rig, row: dict, nbytes: int, measurement):
@@ -61,7 +68,7 @@ def curl_point(run, rig, blob, endpoint: str, row: dict, streams: int, timeout: 
 def duckdb_point(run, rig, objects, endpoint: str, config, row: dict, timeout: float):
     row.update(engine=config.engine, config=config.name, settings=json.dumps(config.settings or {}))
     spec = {
-        "load": [str(httpfs_extension())] + ([str(run.extension)] if config.settings else []),
+        "load": run.extensions(config),
         "file_cache": False,  # repeat reads must come from the network, not from DuckDB's in-memory copy
         "threads": row["duckdb_threads"],
         "client": row["client"],

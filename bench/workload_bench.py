@@ -16,7 +16,7 @@ from datetime import datetime
 from bench import data
 from bench.child import run_worker
 from bench.workloads import WORKLOADS, reference_answers
-from rig import S3Rig, httpfs_extension
+from rig import S3Rig
 from rig.s3rig import PROFILES, count_requests, read_bytes
 
 MiB = 1 << 20
@@ -53,7 +53,7 @@ def prepare(run, rig, workloads) -> dict:
 def measure(run, rig, row: dict, w, config, expect: list, timeout: float):
     base = str(data.CACHE) if config.local else f"s3://{rig.bucket}"
     spec = {
-        "load": [str(httpfs_extension())] + ([str(run.extension)] if config.settings is not None else []),
+        "load": run.extensions(config),
         "file_cache": row["file_cache"],
         "threads": row["duckdb_threads"],
         "client": row["client"],

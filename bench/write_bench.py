@@ -22,7 +22,7 @@ from bench import data
 from bench.child import run_worker
 from bench.configs import CONFIGS
 from bench.worker import connect
-from rig import S3Rig, ducklake_extension, httpfs_extension
+from rig import S3Rig, ducklake_extension
 from rig.s3rig import PROFILES
 
 SOURCE = "read_parquet('{source}')"
@@ -77,11 +77,10 @@ WRITES = {
 CHECK = "SELECT count(*), bit_xor(hash(COLUMNS(*))) FROM {reader}"
 
 
-def spec(rig, config, extension, threads: int) -> dict:
-    """A worker's connection: httpfs (and httpfs2 for its configurations) and DuckLake, curl, no file cache."""
-    load = [str(httpfs_extension())] + ([str(extension)] if config.settings is not None else [])
+def spec(run, rig, config, threads: int) -> dict:
+    """A connection for config: its extensions and DuckLake, curl, no file cache."""
     return {
-        "load": load + [str(ducklake_extension())],
+        "load": run.extensions(config) + [str(ducklake_extension())],
         "file_cache": False,
         "threads": threads,
         "client": "curl",
@@ -115,7 +114,7 @@ class Writer:
 
     def __init__(self, run, rig, source: str, threads: int, timeout: float):
         self.run, self.rig, self.source, self.threads, self.timeout = run, rig, source, threads, timeout
-        self.check_con = connect(spec(rig, CONFIGS["native"], None, 4))
+        self.check_con = connect(spec(run, rig, CONFIGS["native"], 4))
 
     def write_once(self, row: dict, config, folder: Path, expected):
         """One write in a fresh worker at the row's profile, read back at lan, checked, then removed."""
@@ -125,7 +124,7 @@ class Writer:
         key = f"writes/{folder.name}/"
         target = str(folder / write.leaf) if config.local else f"s3://{rig.bucket}/{key}{write.leaf}"
         rig.set_profile(row["profile"], uploads_too=True)
-        worker = dict(spec(rig, config, self.run.extension, self.threads))
+        worker = spec(self.run, rig, config, self.threads)
         worker["steps"] = [{"name": name, "sql": write.sql(self.source, target, catalog)}]
         result = run_worker(worker, self.timeout, f"{config.name} write")
         rig.set_profile("lan")  # read back at LAN speed
