@@ -4,7 +4,7 @@
 #   make demo            the short benchmark, native vs httpfs2
 #   make repository      build/repository/: a DuckDB extension repository (INSTALL httpfs2 FROM '<its path or URL>')
 #   make wheel           dist/duckdb_extension_httpfs2-*.whl: a Python wheel of the extension (pip install it)
-#   make bench           bench/runner.py with BENCH_ARGS, e.g. make bench BENCH_ARGS='--mode full'
+#   make bench           the bench runner with BENCH_ARGS, e.g. make bench BENCH_ARGS='run full' (or '--mode full')
 #   make format          apply clang-format and ruff
 #   make format-check    report unformatted files and lint findings, change nothing
 #   make clean           remove build/ and dist/ (never the machine-wide DuckDB build in ~/.cache/httpfs2)
@@ -33,7 +33,7 @@ demo:
 bench:
 	bash scripts/setup_env.sh </dev/null
 	bash scripts/build.sh </dev/null
-	.venv/bin/python -m bench.runner $(BENCH_ARGS) </dev/null
+	.venv/bin/python -m bench $(BENCH_ARGS) </dev/null
 
 repository:
 	bash scripts/build.sh </dev/null

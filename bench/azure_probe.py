@@ -23,7 +23,7 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
-from bench.azure_matrix import run_worker  # noqa: E402
+from bench.child import run_worker  # noqa: E402
 
 PARQUET_ROWS = 500_000
 TABLE = "SELECT range AS id, range % 97 AS k, md5(range::VARCHAR) AS s, random() AS r FROM range({rows})"
@@ -164,14 +164,12 @@ def probe_cpu(azure_rig, s3_rig, mib, repeats):
     az = {
         "load": [str(azure_extension())],
         "secret_sql": azure_rig.secret_sql(),
-        "proxy_pid": azure_rig.toxiproxy.pid,
-        "server_pid": azure_rig.azurite.pid,
+        "watch": {"proxy_pid": azure_rig.toxiproxy.pid, "server_pid": azure_rig.azurite.pid},
     }
     s3 = {
         "load": [str(httpfs_extension())],
         "secret_sql": s3_rig.secret_sql(),
-        "proxy_pid": s3_rig.toxiproxy.pid,
-        "server_pid": s3_rig.versitygw.pid,
+        "watch": {"proxy_pid": s3_rig.toxiproxy.pid, "server_pid": s3_rig.versitygw.pid},
     }
     variants = []
     for buffer_mib in (1, 8, 32, 128):
@@ -184,12 +182,12 @@ def probe_cpu(azure_rig, s3_rig, mib, repeats):
             )
         )
     variants.append(("az chunk 8 MiB, concurrency 1", az, sql_az, {"azure_read_transfer_concurrency": 1}))
-    variants.append(("az transport curl", az, sql_az, {"azure_transport_option_type": "'curl'"}))
+    variants.append(("az transport curl", az, sql_az, {"azure_transport_option_type": "curl"}))
     variants.append(("s3 curl (default)", s3, sql_s3, {}))
-    variants.append(("s3 httplib", s3, sql_s3, {"httpfs_client_implementation": "'httplib'"}))
+    variants.append(("s3 httplib", s3, sql_s3, {"httpfs_client_implementation": "httplib"}))
     if HTTPFS2_EXTENSION.exists():
         for chunk in (4, 16):
-            settings = {"httpfs2_parallel_read_enabled": "true", "httpfs2_parallel_read_chunk_size_bytes": chunk << 20}
+            settings = {"httpfs2_parallel_read_enabled": True, "httpfs2_parallel_read_chunk_size_bytes": chunk << 20}
             variants.append(
                 (
                     f"az + httpfs2 chunk {chunk} MiB",
@@ -214,12 +212,14 @@ def probe_cpu(azure_rig, s3_rig, mib, repeats):
         for _ in range(repeats):
             spec = {
                 **base,
-                "settings": {"enable_external_file_cache": "false", **settings},
+                "threads": 1,
+                "file_cache": False,
+                "settings": settings,
                 "steps": [{"name": "read", "sql": sql, "expect": [[mib << 20]]}],
             }
-            runs.append(run_worker(spec, 600)[0])
-        seconds = statistics.median(r["seconds"] for r in runs)
-        cpu = statistics.median(r["cpu_s"] for r in runs)
+            runs.append(run_worker(spec, 600, label)["steps"][0])
+        seconds = statistics.median(r["wall_s"] for r in runs)
+        cpu = statistics.median(r["client_cpu_s"] for r in runs)
         print(
             f"| {label} | {seconds:.2f} | {mib / seconds:.0f} | {cpu:.2f} | {cpu / (mib / 1024):.2f} | "
             f"{statistics.median(r['proxy_cpu_s'] for r in runs):.2f} | "

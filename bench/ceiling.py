@@ -1,6 +1,6 @@
 """The ceiling: the same object fetched by curl's C client as N truly parallel SigV4 ranged GETs.
 
-boto3 in one Python process tops out near 500 MiB/s on its own CPU (NOTES), below what the rig serves.
+boto3 in one Python process is limited by its own CPU well below what the rig serves (docs/benchmarks.md).
 """
 
 import resource

@@ -1,69 +1,44 @@
-"""results.csv: one row per measurement. Throughput is MiB/s (2^20 bytes per second) throughout.
+"""results.csv: the one schema of every suite, one row per measurement (or per timed step of the azure suite).
 
-Columns beyond the obvious: mode is the bench mode, or 'ceiling' / 'parquet' for those rows; engine is
-native | httpfs2 | curl-cli; client_cpu_s is the CPU of the reading process (the DuckDB worker, or curl
-for ceiling rows) and client_sys_s its kernel share; server_cpu_s is versitygw's, proxy_cpu_s toxiproxy's;
-h2_* are the httpfs2 settings (empty for native, which does not load httpfs2); reads .. in_flight_peak
-come from httpfs2_stats().
+The point: suite (its name), kind (blob | workload | write | azure: which report tables it feeds), workload (or blob /
+parquet / ceiling data), step and rows (azure), profile (network profile) or path (direct | proxy) with latency_ms
+and bandwidth_kbs, file_cache, client, duckdb_threads, engine (native | httpfs2 | local | curl-cli), config,
+ceiling_streams, repeat.
+Measured: wall_s, bytes (the object's size) and mib_s (2^20 bytes per second) for blob sweeps; client_cpu_s and
+client_sys_s (the reading process: the DuckDB worker, or curl for ceiling rows), server_cpu_s (versitygw or
+Azurite), proxy_cpu_s (toxiproxy); requests by S3 operation (versitygw's access log) and fetched_bytes (toxiproxy's
+rchar); vm_hwm_mib (the worker's peak RSS); read_ahead_memory_peak and reads .. in_flight_peak from
+httpfs2_stats(); loadavg_1m. JSON: query_s (each query's seconds), settings (what was SET), h2_stats (every numeric
+httpfs2_stats() column).
 """
 
 import csv
+import json
 from pathlib import Path
 
-from bench.modes import PREFIX
-
-SETTING_COLUMNS = {
-    "h2_enabled": "enabled",
-    "h2_io_threads": "io_threads",
-    "h2_fanout": "max_fanout",
-    "h2_chunk_bytes": "chunk_size_bytes",
-    "h2_min_bytes": "min_bytes",
-    "h2_preset": "recommended_preset_enabled",
-    "h2_dedicated": "dedicated_handles",
-    "h2_auto": "auto_fanout_enabled",
-    "h2_adaptive": "auto_fanout_overhead_adaptive_enabled",
-    "h2_overhead_ms": "auto_fanout_overhead_ms",
-}
-MEASURED = [
+POINT = [
+    "timestamp",
+    "suite",
+    "kind",
+    "workload",
+    "step",
+    "rows",
+    "profile",
+    "path",
+    "latency_ms",
+    "bandwidth_kbs",
+    "file_cache",
+    "client",
+    "duckdb_threads",
+    "engine",
+    "config",
+    "ceiling_streams",
     "repeat",
-    "bytes",
-    "wall_s",
-    "mib_s",
-    "client_cpu_s",
-    "client_sys_s",
-    "server_cpu_s",
-    "proxy_cpu_s",
-    "reads",
-    "reads_split",
-    "sub_reads",
-    "sub_read_s",
-    "in_flight_peak",
-    "loadavg_1m",
 ]
-COLUMNS = (
-    [
-        "timestamp",
-        "mode",
-        "engine",
-        "config",
-        "workload",
-        "path",
-        "latency_ms",
-        "client",
-        "duckdb_threads",
-        "ceiling_streams",
-    ]
-    + list(SETTING_COLUMNS)
-    + MEASURED
-)
-NUMERIC = {"latency_ms", "duckdb_threads", "ceiling_streams", *MEASURED}
-
-# The workload modes (bench/workload_bench.py): one row per workload measurement. requests* come from
-# versitygw's access log, fetched_bytes from toxiproxy's rchar (from the timer's start to the worker's end);
-# query_s lists each query's seconds, h2_stats every numeric httpfs2_stats() column, settings what was SET.
-WORKLOAD_MEASURED = [
-    "repeat",
+MEASURED = [
     "wall_s",
+    "bytes",
+    "mib_s",
     "client_cpu_s",
     "client_sys_s",
     "server_cpu_s",
@@ -73,40 +48,37 @@ WORKLOAD_MEASURED = [
     "head_requests",
     "list_requests",
     "fetched_bytes",
+    "vm_hwm_mib",
     "read_ahead_memory_peak",
+    "reads",
+    "reads_split",
+    "sub_reads",
+    "sub_read_s",
+    "in_flight_peak",
     "loadavg_1m",
 ]
-WORKLOAD_COLUMNS = (
-    [
-        "timestamp",
-        "mode",
-        "workload",
-        "profile",
-        "latency_ms",
-        "bandwidth_kbs",
-        "file_cache",
-        "client",
-        "duckdb_threads",
-        "engine",
-        "config",
-    ]
-    + WORKLOAD_MEASURED
-    + ["query_s", "settings", "h2_stats"]
-)
-NUMERIC |= {"bandwidth_kbs", *WORKLOAD_MEASURED}
+COLUMNS = POINT + MEASURED + ["query_s", "settings", "h2_stats"]
+NUMERIC = {"rows", "latency_ms", "bandwidth_kbs", "duckdb_threads", "ceiling_streams", "repeat", *MEASURED}
 
-
-def setting_columns(settings: dict | None) -> dict:
-    return {column: ("" if settings is None else settings[PREFIX + name]) for column, name in SETTING_COLUMNS.items()}
+# Files of the harnesses before the one runner: writes.csv (bench/write_bench.py) and results.jsonl (azure_matrix)
+# had columns of their own, read under these names.
+OLD_NAMES = {
+    "threads": "duckdb_threads",
+    "cpu_s": "client_cpu_s",
+    "stats": "h2_stats",
+    "seconds": "wall_s",
+    "proxy_bytes": "fetched_bytes",
+    "mode": "suite",
+}
 
 
 class Writer:
     """Appends and flushes row by row, so an aborted run keeps what it measured."""
 
-    def __init__(self, path: Path, columns=COLUMNS):
+    def __init__(self, path: Path):
         self.path = path
         self._file = path.open("w", newline="")
-        self._csv = csv.DictWriter(self._file, fieldnames=columns, restval="")
+        self._csv = csv.DictWriter(self._file, fieldnames=COLUMNS, restval="")
         self._csv.writeheader()
 
     def write(self, row: dict):
@@ -117,10 +89,42 @@ class Writer:
         self._file.close()
 
 
+def _old_kind(row: dict) -> str:
+    if "step" in row:
+        return "azure"
+    if "cpu_s" in row:
+        return "write"
+    return "workload" if row.get("profile") else "blob"
+
+
+def _typed(row: dict) -> dict:
+    kind = row.get("kind") or _old_kind(row)
+    if kind == "azure" and "config" not in row:  # its old files named the configuration `path`
+        row["config"] = row.pop("path")
+    row = {OLD_NAMES.get(k, k): v for k, v in row.items()}
+    typed = {k: (float(v) if k in NUMERIC and v not in ("", None) else v) for k, v in row.items()}
+    return dict(typed, kind=kind)
+
+
+def files(paths) -> list:
+    """The results files named: a file as it is, a folder by the one it holds."""
+    found = []
+    for path in map(Path, paths):
+        if path.is_dir():
+            path = next((path / n for n in ("results.csv", "writes.csv", "results.jsonl") if (path / n).exists()), path)
+        found.append(path)
+    return found
+
+
 def load(paths) -> list:
+    """Every row of the files named, numbers as floats, in today's column names, each with its kind."""
     rows = []
-    for path in paths:
+    for path in files(paths):
         with open(path, newline="") as handle:
-            for row in csv.DictReader(handle):
-                rows.append({k: (float(v) if k in NUMERIC and v != "" else v) for k, v in row.items()})
+            raw = (
+                [json.loads(line) for line in handle if line.strip()]
+                if path.suffix == ".jsonl"
+                else csv.DictReader(handle)
+            )
+            rows += [_typed(dict(r)) for r in raw]
     return rows

@@ -1,31 +1,46 @@
-"""One measurement in a fresh process, so the CPU seconds it reports belong to this one query alone.
+"""The one bench child: a fresh DuckDB in a fresh process, so the CPU seconds it reports belong to its statements
+alone and nothing is cached from an earlier run.
 
-Usage: python -m bench.worker '<json spec>'; prints one JSON line. The spec (built by bench/runner.py):
-  httpfs, httpfs2 (extension paths; httpfs2 null for native), secret_sql, threads, client, settings
-  (httpfs2 setting -> value), workload ('blob' | 'parquet'), url, expect (the row the query must return).
-Exits non-zero, naming both rows, when the result differs from the expected one.
+Usage: python -m bench.worker @<spec.json>   runs the spec's steps; prints one JSON line
+       python -m bench.worker --settings @<spec.json>   prints the build's httpfs2 settings {name: default}
+The spec (bench/child.py builds it; every key but load and steps optional):
+  load      extension files, LOADed in order (httpfs2 last, so it wraps the filesystems already there)
+  threads, client, file_cache   DuckDB threads, httpfs_client_implementation, enable_external_file_cache
+            (each left at DuckDB's default when absent)
+  secret_sql, settings {name: value}, setup [SQL]: run before any timer, neither timed nor counted
+  steps     [{name, sql, expect}]: each timed on its own, every row fetched; expect (rows) is checked
+  watch     {access_log, proxy_pid, server_pid}: marks the access log's size and toxiproxy's rchar before the first
+            step, and per step the proxy's bytes and the proxy's and the server's CPU
+Exits non-zero, naming both answers, when a step's rows differ from its expect.
 """
 
 import json
-import math
+import os
 import resource
 import sys
 import time
+from pathlib import Path
 
 import duckdb
 
-# DuckDB's hash() reads every byte at ~5 GiB/s; sha256() would add ~5 s of serial CPU per 512 MiB after the
-# read and swamp what is measured. The expected values come from DuckDB reading the same bytes locally.
-BLOB_SQL = "SELECT hash(content), octet_length(content) FROM read_blob('{url}')"
-PARQUET_SQL = "SELECT count(*), sum(i), sum(a), sum(b), sum(c), sum(length(s)) FROM read_parquet('{url}')"
-STATS_SQL = (
-    "SELECT sum(reads), sum(reads_split), sum(sub_reads), sum(sub_read_seconds), max(in_flight_peak) "
-    "FROM httpfs2_stats()"
-)
-STATS_KEYS = ("reads", "reads_split", "sub_reads", "sub_read_s", "in_flight_peak")
+from bench.answers import normalize_rows, same_rows
+
+PEAK_SUFFIX = "_peak"  # httpfs2_stats() columns that are maxima, not counters
+# Columns about what the whole database shares (the IO pool, the memory budgets, the cost model): every row
+# repeats them, so they are taken once, not summed.
+DATABASE_WIDE = ("io_threads", "read_ahead_memory_", "upload_memory_", "model_")
 
 
-def connect(spec):
+def sql_literal(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return str(value)
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def connect(spec: dict):
+    """The one way the bench opens DuckDB: nothing autoloaded or downloaded, the spec's extensions by path."""
     con = duckdb.connect(
         config={
             "allow_unsigned_extensions": "true",
@@ -33,43 +48,124 @@ def connect(spec):
             "autoinstall_known_extensions": "false",
         }
     )
-    con.execute(f"LOAD '{spec['httpfs']}'")
-    if spec["httpfs2"]:
-        con.execute(f"LOAD '{spec['httpfs2']}'")
-    # Repeat reads must come from the network, not from DuckDB's in-memory copy (unless a run asks for it).
-    con.execute(f"SET enable_external_file_cache = {bool(spec.get('file_cache', False))}")
-    con.execute(f"SET threads = {int(spec['threads'])}")
-    con.execute(f"SET httpfs_client_implementation = '{spec['client']}'")
-    con.execute(spec["secret_sql"])
-    for name, value in spec["settings"].items():
-        con.execute(f"SET {name} = {json.dumps(value)}")
-    if spec["httpfs2"]:
-        con.execute("CALL httpfs2_reset_stats()")
+    for extension in spec["load"]:
+        con.execute(f"LOAD '{extension}'")
+    if "file_cache" in spec:
+        con.execute(f"SET enable_external_file_cache = {sql_literal(bool(spec['file_cache']))}")
+    if "threads" in spec:
+        con.execute(f"SET threads = {int(spec['threads'])}")
+    if "client" in spec:
+        con.execute(f"SET httpfs_client_implementation = {sql_literal(spec['client'])}")
+    if "secret_sql" in spec:
+        con.execute(spec["secret_sql"])
+    for name, value in spec.get("settings", {}).items():
+        con.execute(f"SET {name} = {sql_literal(value)}")
+    for sql in spec.get("setup", []):
+        con.execute(sql)
     return con
 
 
-def same(got, expect) -> bool:
-    # Integers (hash, length, counts) must match exactly; sums of doubles depend on the order of addition.
-    return len(got) == len(expect) and all(
-        g == e if isinstance(e, int) else math.isclose(g, e, rel_tol=1e-9) for g, e in zip(got, expect, strict=True)
+def has_httpfs2(spec: dict) -> bool:
+    return any(Path(e).name.startswith("httpfs2") for e in spec["load"])
+
+
+def httpfs2_stats(con) -> dict:
+    """Every numeric column of httpfs2_stats(): counters summed over its rows (one per wrapped filesystem), *_peak
+    columns and the database-wide ones as their largest value."""
+    cursor = con.execute("SELECT * FROM httpfs2_stats()")
+    names = [d[0] for d in cursor.description]
+    totals = {}
+    for row in cursor.fetchall():
+        for name, value in zip(names, row, strict=True):
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                largest = name.endswith(PEAK_SUFFIX) or name.startswith(DATABASE_WIDE)
+                combine = max if largest else (lambda a, b: a + b)
+                totals[name] = combine(totals[name], value) if name in totals else value
+    return totals
+
+
+def peak_rss_mib() -> float:
+    line = next(line for line in open("/proc/self/status") if line.startswith("VmHWM"))
+    return int(line.split()[1]) / 1024
+
+
+class Watch:
+    """Counters of the rig's processes that a spec's `watch` names: toxiproxy's rchar (the bytes that crossed the
+    simulated network) and CPU, the server's CPU. Imports the rig only then: boto3 with it would add to the peak
+    RSS that writes report."""
+
+    def __init__(self, watch: dict):
+        self.proxy, self.server = watch.get("proxy_pid"), watch.get("server_pid")
+        if self.proxy or self.server:
+            from rig.s3rig import _cpu_seconds, read_bytes
+
+            self.cpu_seconds, self.read_bytes = _cpu_seconds, read_bytes
+
+    def sample(self) -> dict:
+        counters = {}
+        if self.proxy:
+            counters.update(fetched_bytes=self.read_bytes(self.proxy), proxy_cpu_s=self.cpu_seconds(self.proxy))
+        if self.server:
+            counters["server_cpu_s"] = self.cpu_seconds(self.server)
+        return counters
+
+
+def run_step(con, step: dict, watch: Watch) -> dict:
+    counters = watch.sample()
+    before, start = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
+    rows = con.execute(step["sql"]).fetchall()
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    counters = {name: value - counters[name] for name, value in watch.sample().items()}
+    if "expect" in step:
+        got = normalize_rows(rows)
+        if not same_rows(got, step["expect"]):
+            sys.exit(
+                f"worker: WRONG ANSWER to {step['name']}:\n{step['sql'][:2000]}\n"
+                f"got {got[:20]}\nexpected {step['expect'][:20]}"
+            )
+    system = after.ru_stime - before.ru_stime
+    return dict(
+        counters,
+        name=step["name"],
+        wall_s=wall,
+        client_cpu_s=after.ru_utime - before.ru_utime + system,
+        client_sys_s=system,
     )
 
 
-def main():
-    spec = json.loads(sys.argv[1])
+def run(spec: dict) -> dict:
     con = connect(spec)
-    sql = (BLOB_SQL if spec["workload"] == "blob" else PARQUET_SQL).format(url=spec["url"])
-    before, start = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
-    got = list(con.execute(sql).fetchone())
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_SELF)
-    if not same(got, spec["expect"]):
-        sys.exit(f"worker: WRONG RESULT reading {spec['url']}: got {got}, expected {spec['expect']}")
-    system = after.ru_stime - before.ru_stime
-    out = {"wall_s": wall, "client_cpu_s": after.ru_utime - before.ru_utime + system, "client_sys_s": system}
-    if spec["httpfs2"]:
-        out.update(zip(STATS_KEYS, con.execute(STATS_SQL).fetchone(), strict=True))
-    print(json.dumps(out))
+    httpfs2 = has_httpfs2(spec)
+    if httpfs2:
+        con.execute("CALL httpfs2_reset_stats()")
+    watch = Watch(spec.get("watch", {}))
+    marks = {}
+    if "access_log" in spec.get("watch", {}):  # the runner counts requests and bytes from here to the process end
+        log = spec["watch"]["access_log"]
+        marks = {"log_offset": os.path.getsize(log), "proxy_rchar": watch.sample()["fetched_bytes"]}
+    steps = [run_step(con, step, watch) for step in spec["steps"]]
+    return dict(
+        marks,
+        steps=steps,
+        wall_s=sum(s["wall_s"] for s in steps),
+        client_cpu_s=sum(s["client_cpu_s"] for s in steps),
+        client_sys_s=sum(s["client_sys_s"] for s in steps),
+        vm_hwm_mib=peak_rss_mib(),
+        stats=httpfs2_stats(con) if httpfs2 else {},
+    )
+
+
+def build_settings(spec: dict) -> dict:
+    con = connect(spec)
+    return dict(con.execute("SELECT name, value FROM duckdb_settings() WHERE name LIKE 'httpfs2%'").fetchall())
+
+
+def main():
+    args = sys.argv[1:]
+    action = build_settings if args[0] == "--settings" else run
+    spec = json.loads(Path(args[-1].removeprefix("@")).read_text())
+    print(json.dumps(action(spec)))
 
 
 if __name__ == "__main__":

@@ -4,28 +4,25 @@ Every SQL text has `{base}` where the data lives: `s3://<bucket>` in the bench, 
 reference answers. bench/README.md describes each workload; keep the two in step.
 """
 
-import datetime
-import decimal
 import hashlib
 import json
-import math
-import uuid
 from dataclasses import dataclass
 
-from bench import workload_data
+from bench import data
+from bench.answers import normalize_rows
 
 
 @dataclass(frozen=True)
 class Workload:
     name: str
-    dataset: str  # a bench.workload_data dataset, uploaded under <dataset>/ in the bucket
+    dataset: str  # a bench.data dataset, uploaded under <dataset>/ in the bucket
     queries: tuple | None  # timed together, in order: the measurement is their total; None: the 22 TPC-H queries
     setup: tuple = ()  # run before timing (views); its requests are not counted either
     about: str = ""
 
     def texts(self) -> tuple:
         if self.queries is None:  # generated with the data by the tpch extension
-            return tuple(q for _, q in sorted(workload_data.tpch_queries().items()))
+            return tuple(q for _, q in sorted(data.tpch_queries().items()))
         return self.queries
 
     def sql(self, base: str) -> tuple:
@@ -42,7 +39,7 @@ class Workload:
 
 LINEITEM = "read_parquet('{base}/tpch-sf1/lineitem.parquet')"
 SMALL_GLOB = "read_parquet('{base}/small-64/*.parquet')"
-# The 6-column scan (NOTES: 1 HEAD + 181 GETs of ~680 KB, 122 of 199 MiB at threads=1).
+# The 6-column scan: its requests and bytes are in docs/benchmarks.md.
 PROJECTION = (
     "SELECT sum(l_quantity), sum(l_extendedprice * (1 - l_discount) * (1 + l_tax)), min(l_shipdate), "
     "max(l_shipdate), count(*) FILTER (WHERE l_returnflag = 'R') FROM "
@@ -78,7 +75,7 @@ WORKLOADS = {
             None,
             tuple(
                 f"CREATE OR REPLACE VIEW {t} AS FROM read_parquet('{{base}}/tpch-sf1/{t}.parquet')"
-                for t in workload_data.TPCH_TABLES
+                for t in data.TPCH_TABLES
             ),
             about="the 22 TPC-H queries over views on the parquet files",
         ),
@@ -154,70 +151,19 @@ def bytes_target(profile: str, name: str, threads: int):
     return BYTES_TARGETS.get(name) if profile == "region" and threads == 1 else None
 
 
-# --- answers -------------------------------------------------------------------------------------------------
-
-
-def normalize(value):
-    """A JSON-able form of one DuckDB value: exact for integers and strings, float for decimals and doubles."""
-    if isinstance(value, bool) or value is None or isinstance(value, (int, str)):
-        return value
-    if isinstance(value, (float, decimal.Decimal)):
-        return float(value)
-    if isinstance(value, (datetime.date, datetime.datetime, datetime.time)):
-        return value.isoformat()
-    if isinstance(value, (bytes, bytearray)):
-        return value.hex()
-    if isinstance(value, uuid.UUID):
-        return str(value)
-    if isinstance(value, (list, tuple)):
-        return [normalize(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): normalize(v) for k, v in value.items()}
-    return str(value)
-
-
-def normalize_rows(rows) -> list:
-    return [[normalize(v) for v in row] for row in rows]
-
-
-def _same_value(got, expect) -> bool:
-    if isinstance(expect, float) or isinstance(got, float):
-        if got is None or expect is None:
-            return got is expect
-        # Sums of doubles depend on the order of addition (threads, row group order).
-        return math.isclose(got, expect, rel_tol=1e-9, abs_tol=1e-9)
-    return got == expect
-
-
-def _same_row(got, expect) -> bool:
-    return len(got) == len(expect) and all(_same_value(a, b) for a, b in zip(got, expect, strict=True))
-
-
-def _same_in_order(got, expect) -> bool:
-    return len(got) == len(expect) and all(_same_row(g, e) for g, e in zip(got, expect, strict=True))
-
-
-def same_rows(got: list, expect: list) -> bool:
-    """Row by row; when that fails, as multisets ordered by their exact columns (ties of an ORDER BY)."""
-    if _same_in_order(got, expect):
-        return True
-
-    def key(row):
-        return [json.dumps(v) for v in row if not isinstance(v, float)]
-
-    return _same_in_order(sorted(got, key=key), sorted(expect, key=key))
+# --- reference answers ---
 
 
 def reference_answers(w: Workload) -> list:
     """The rows each query of w returns from the local copy of its data, computed by DuckDB without httpfs and
     cached beside the data (recomputed when the query texts change)."""
-    path = workload_data.CACHE / "answers.json"
+    path = data.CACHE / "answers.json"
     cached = json.loads(path.read_text()) if path.exists() else {}
     if cached.get(w.name, {}).get("key") != w.key:
         import duckdb
 
         con = duckdb.connect()
-        base = str(workload_data.CACHE)
+        base = str(data.CACHE)
         for sql in w.setup_sql(base):
             con.execute(sql)
         cached[w.name] = {"key": w.key, "rows": [normalize_rows(con.execute(q).fetchall()) for q in w.sql(base)]}

@@ -1,12 +1,11 @@
-"""Markdown tables of the workload modes: per workload and network profile, native vs each httpfs2 configuration
-(p50 over repeats) with issue 9's targets beside the measured ratios; then TPC-H per query.
-
-Used by bench/summarize.py for results.csv files written by a workload mode.
+"""The workload suites' tables (bench/report.py): per workload and network profile, native vs each httpfs2
+configuration (p50 over repeats) with issue 9's targets beside the measured ratios; then TPC-H per query.
 """
 
 import json
 from statistics import median
 
+from bench.report import table
 from bench.workloads import bytes_target, cpu_target, speed_target
 
 MiB = 1 << 20
@@ -144,7 +143,7 @@ def tpch_rows(rows) -> tuple:
     return headers, body
 
 
-def summarize(rows, table, notes=()) -> list:
+def summarize(rows, notes=()) -> list:
     out = [
         "### Workloads: native vs httpfs2, p50 seconds over repeats (ratio = native s / httpfs2 s; local s = the "
         "same query on the local files, no network; CPU = the DuckDB process; rig CPU = versitygw + toxiproxy during "

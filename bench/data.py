@@ -1,9 +1,13 @@
-"""The data of the workload bench: TPC-H SF1 and files cut from it, generated once per machine into a cache
-outside the repository, uploaded into the rig's bucket by each run that needs them.
+"""The data every suite reads, and the answers a correct read of it gives.
 
-Cache: $HTTPFS2_CACHE_DIR/bench-data/ (default ~/.cache/httpfs2/bench-data/), one folder per dataset with a
-`.done` stamp naming the generator version, so an interrupted generation is redone and a changed one too.
-python -m bench.workload_data [dataset ...]   generates (if missing) and prints where they are.
+Cached datasets (workload, TPC-H and write suites): TPC-H SF1 and files cut from it, generated once per machine into
+$HTTPFS2_CACHE_DIR/bench-data/ (default ~/.cache/httpfs2/bench-data/), one folder per dataset with a `.done` stamp
+naming the generator version, so an interrupted generation is redone and a changed one too; uploaded into the rig's
+bucket by each run that needs them.
+Per-run objects (blob sweeps): a random blob and two parquet files of the size a run asks for, made into the rig
+and checked against what DuckDB computes from the same bytes locally.
+
+python -m bench.data [dataset ...]   generates the cached datasets (if missing) and prints where they are.
 """
 
 import json
@@ -12,10 +16,13 @@ import shutil
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
 
+from bench.answers import normalize_rows
+from bench.worker import connect
 from rig.paths import _wheel_extension
 
 CACHE = Path(os.environ.get("HTTPFS2_CACHE_DIR", Path.home() / ".cache" / "httpfs2")) / "bench-data"
@@ -34,14 +41,7 @@ def _log(text: str):
 
 def _tpch_connection(sf: int = 1):
     """An in-memory database holding TPC-H at scale factor sf, made by the tpch extension of the 1.5.5 wheel."""
-    con = duckdb.connect(
-        config={
-            "allow_unsigned_extensions": "true",
-            "autoload_known_extensions": "false",
-            "autoinstall_known_extensions": "false",
-        }
-    )
-    con.execute(f"LOAD '{_wheel_extension('duckdb_extension_tpch', 'tpch')}'")
+    con = connect({"load": [str(_wheel_extension("duckdb_extension_tpch", "tpch"))]})
     start = time.monotonic()
     con.execute(f"CALL dbgen(sf = {sf})")
     _log(f"dbgen sf={sf} in {time.monotonic() - start:.0f} s")
@@ -154,6 +154,59 @@ def upload(rig, names):
             rig.s3.upload_file(str(path), rig.bucket, f"{name}/{path.name}", Config=transfer)
             total += path.stat().st_size
     _log(f"uploaded {total / MiB:.0f} MiB in {time.monotonic() - start:.0f} s")
+
+
+# --- per-run objects of the blob sweeps ---------------------------------------------------------------------
+
+# DuckDB's hash() reads every byte far faster than sha256(), which would add seconds of serial CPU after the read
+# and swamp what is measured (docs/benchmarks.md). The expected values come from DuckDB reading the same bytes locally.
+BLOB_SQL = "SELECT hash(content), octet_length(content) FROM read_blob('{url}')"
+PARQUET_SQL = "SELECT count(*), sum(i), sum(a), sum(b), sum(c), sum(length(s)) FROM read_parquet('{url}')"
+PARQUET_FILES = 2
+ROW_GROUPS_PER_FILE = 10
+PARQUET_ROW_BYTES = 55  # about: 8 (i) + 3 x 8 (doubles) + ~23 (32 hex chars, snappy)
+
+
+@dataclass(frozen=True)
+class Objects:
+    """What a blob sweep reads: an object (or a glob of them), its size and the query whose answer is checked."""
+
+    key: str
+    url: str
+    bytes: int
+    sql: str
+    expect: list  # the rows the query must return
+
+
+def blob(rig, size_mib: int) -> Objects:
+    """Random bytes; the worker checks DuckDB's 64-bit hash() and the length, computed here by DuckDB itself."""
+    payload = os.urandom(size_mib * MiB)
+    rig.put_object("blob.bin", payload)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "blob.bin"
+        path.write_bytes(payload)
+        expect = duckdb.connect().execute(BLOB_SQL.format(url=path)).fetchall()
+    url = rig.url("blob.bin")
+    return Objects("blob.bin", url, len(payload), BLOB_SQL.format(url=url), normalize_rows(expect))
+
+
+def parquet(rig, size_mib: int) -> Objects:
+    """PARQUET_FILES files of ROW_GROUPS_PER_FILE row groups: an int, three random doubles, a random string."""
+    rows_per_file = size_mib * MiB // PARQUET_ROW_BYTES // PARQUET_FILES
+    con = duckdb.connect()
+    total = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in range(PARQUET_FILES):
+            path = Path(tmp) / f"part-{n}.parquet"
+            con.execute(f"""COPY (SELECT (random() * 1e9)::BIGINT AS i, random() AS a, random() AS b,
+                                         random() AS c, md5(random()::VARCHAR) AS s
+                                  FROM range({rows_per_file}))
+                            TO '{path}' (FORMAT parquet, ROW_GROUP_SIZE {rows_per_file // ROW_GROUPS_PER_FILE})""")
+            total += path.stat().st_size
+            rig.s3.upload_file(str(path), rig.bucket, f"parquet/{path.name}")
+        expect = con.execute(PARQUET_SQL.format(url=f"{tmp}/*.parquet")).fetchall()
+    url = rig.url("parquet/*.parquet")
+    return Objects("parquet/*.parquet", url, total, PARQUET_SQL.format(url=url), normalize_rows(expect))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,104 @@
+"""Named configurations: what one measured configuration sets on top of the build's own defaults.
+
+The defaults are never restated here: bench/child.py reads them from the built extension (duckdb_settings()), and
+resolve() stops a run before its first measurement when a configuration sets a setting the build does not have.
+"""
+
+from dataclasses import dataclass, replace
+
+PARALLEL = "httpfs2_parallel_read_"
+READ_AHEAD = "httpfs2_read_ahead_enabled"
+MiB = 1 << 20
+
+
+@dataclass(frozen=True)
+class Config:
+    """name: how tables call it (None: named by resolve() after the parallel-read settings in force, for the points
+    of a sweep); settings: the httpfs2 settings SET (None: httpfs2 not loaded at all); local: the query reads the
+    local copy of the data instead of the rig (no network, no request)."""
+
+    name: str | None
+    settings: dict | None
+    local: bool = False
+
+    @property
+    def engine(self) -> str:
+        return "local" if self.local else "native" if self.settings is None else "httpfs2"
+
+
+CONFIGS = {
+    c.name: c
+    for c in [
+        Config("native", None),  # the official httpfs 1.5.5 alone
+        # Parallel range splitting alone: what httpfs2 did before read-ahead.
+        Config("httpfs2 split", {PARALLEL + "enabled": True, READ_AHEAD: False}),
+        Config("httpfs2", {PARALLEL + "enabled": True, READ_AHEAD: True}),  # splitting plus read-ahead
+        # The same query on the local files the rig serves: the floor no remote read can go under at these threads.
+        Config("local", None, local=True),
+    ]
+}
+
+
+def sweep(
+    io=None, fanout=None, chunk_mib=None, preset=False, dedicated=False, auto=False, adaptive=False, overhead_ms=None
+):
+    """A point of a parallel-read sweep: parallel reads on, and only what differs from the build's defaults."""
+    wanted = {
+        "io_threads": io,
+        "max_fanout": fanout,
+        "chunk_size_bytes": chunk_mib and chunk_mib * MiB,
+        "recommended_preset_enabled": preset or None,
+        "dedicated_handles": dedicated or None,
+        "auto_fanout_enabled": auto or None,
+        "auto_fanout_overhead_adaptive_enabled": adaptive or None,
+        "auto_fanout_overhead_ms": overhead_ms,
+    }
+    return Config(None, {PARALLEL + "enabled": True} | {PARALLEL + k: v for k, v in wanted.items() if v is not None})
+
+
+def sweep_name(in_force: dict) -> str:
+    s = {k.removeprefix(PARALLEL): v for k, v in in_force.items()}
+    if s["recommended_preset_enabled"]:
+        return "httpfs2 recommended"
+    text = f"httpfs2 io{s['io_threads']} f{s['max_fanout']} c{s['chunk_size_bytes'] // MiB}M"
+    if s["auto_fanout_enabled"]:
+        adaptive = s["auto_fanout_overhead_adaptive_enabled"]
+        text += " auto+adaptive" if adaptive else f" auto oh{s['auto_fanout_overhead_ms']}ms"
+    return text + (" dedicated" if s["dedicated_handles"] else "")
+
+
+def named(names) -> list:
+    """The configurations of a comma list or a list of names; SystemExit naming the unknown ones."""
+    if isinstance(names, str):
+        names = names.split(",")
+    names = [n.strip() for n in names if n.strip()]
+    unknown = [n for n in names if n not in CONFIGS]
+    if unknown:
+        raise SystemExit(f"[bench] unknown configuration {', '.join(map(repr, unknown))}; known: {', '.join(CONFIGS)}")
+    return [CONFIGS[n] for n in names]
+
+
+def _value(text: str):
+    """duckdb_settings() gives every value as text."""
+    if text in ("true", "false"):
+        return text == "true"
+    return int(text) if text.lstrip("-").isdigit() else text
+
+
+def resolve(config: Config, defaults: dict | None, build_name: str) -> Config:
+    """config checked against the build's settings ({name: default as text}, None: no build), and a sweep point
+    named after the parallel-read settings in force, which it then SETs in full, so each row records them."""
+    if config.settings is None:
+        return config
+    if defaults is None:
+        raise SystemExit(f"[bench] configuration '{config.name}' needs an httpfs2 build: run scripts/build.sh")
+    unknown = [k for k in config.settings if k not in defaults]
+    if unknown:
+        raise SystemExit(
+            f"[bench] configuration '{config.name or config.settings}' sets {', '.join(unknown)}, which {build_name} "
+            f"does not have; its settings: {', '.join(sorted(defaults))}"
+        )
+    if config.name is not None:
+        return config
+    in_force = {k: _value(v) for k, v in defaults.items() if k.startswith(PARALLEL)} | config.settings
+    return replace(config, name=sweep_name(in_force), settings=in_force)

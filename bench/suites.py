@@ -1,0 +1,170 @@
+"""The suites `python -m bench run SUITE` knows, as data: what each measures by default. Command-line options
+(--profiles, --configs, --threads, ...) replace a suite's defaults. bench/README.md says why each suite exists; keep
+the two in step.
+
+Four kinds, each carried out by one module:
+  BlobSweep    bench/sweep.py           read_blob (or a parquet scan) of one object: MiB/s per configuration and
+                                        DuckDB threads at toxiproxy latencies, beside curl's parallel ceiling
+  Workloads    bench/workload_bench.py  queries users run (TPC-H among them) under a network profile: seconds, CPU,
+                                        requests and bytes, against targets
+  Writes       bench/write_bench.py     COPY and DuckLake writes to s3://, every one read back and checked
+  AzureMatrix  bench/azure_matrix.py    the seed's az:// vs s3:// steps (writes, cold, warm, selective, glob reads)
+"""
+
+from dataclasses import dataclass, field
+
+from bench.configs import CONFIGS, Config, sweep
+
+NATIVE, HTTPFS2, SPLIT, LOCAL = (CONFIGS[n] for n in ("native", "httpfs2", "httpfs2 split", "local"))
+
+
+@dataclass(frozen=True)
+class Point:
+    """A configuration of a sweep, optionally only at some DuckDB threads or latencies (None: the run's)."""
+
+    config: Config
+    threads: tuple | None = None
+    latencies: tuple | None = None
+
+
+def points(*configs) -> tuple:
+    return tuple(Point(c) for c in configs)
+
+
+@dataclass(frozen=True)
+class BlobSweep:
+    blob: tuple  # Points reading the random blob
+    threads: tuple = (1, 2, 4)
+    clients: tuple = ("curl",)
+    ceiling: tuple = (4, 8, 16)  # concurrent ranged GETs of size/N bytes each
+    parquet: tuple = ()  # Points scanning the two parquet files
+    timeout: float = 300
+
+    def run(self, run):
+        from bench import sweep as executor
+
+        executor.run(self, run)
+
+
+@dataclass(frozen=True)
+class Workloads:
+    workloads: tuple  # names in bench/workloads.py WORKLOADS
+    profiles: tuple = ("lan", "region")  # rig/s3rig.py PROFILES
+    configs: tuple = (NATIVE, SPLIT, HTTPFS2)
+    threads: tuple = (1,)
+    clients: tuple = ("curl",)
+    max_repeats: dict = field(default_factory=dict)  # workload -> at most this many repeats whatever --repeats says
+    timeout: float = 1800
+
+    def run(self, run):
+        from bench import workload_bench
+
+        workload_bench.run(self, run)
+
+
+@dataclass(frozen=True)
+class Writes:
+    workloads: tuple = ("parquet", "partitioned", "csv", "ducklake")  # bench/write_bench.py WRITES
+    profiles: tuple = ("lan", "region", "far")
+    configs: tuple = (NATIVE, HTTPFS2, LOCAL)
+    threads: tuple = (4,)
+    clients: tuple = ("curl",)
+    timeout: float = 1800
+
+    def run(self, run):
+        from bench import write_bench
+
+        write_bench.run(self, run)
+
+
+@dataclass(frozen=True)
+class AzureMatrix:
+    rows: tuple = (5_000, 50_000, 500_000, 2_000_000)
+    profiles: tuple = ("lan", "region")
+    paths: tuple = ("az", "az+httpfs2", "s3", "s3+httpfs2")  # the store, and whether httpfs2 reads it
+    threads: tuple = (1,)
+    timeout: float = 600
+
+    def run(self, run):
+        from bench import azure_matrix
+
+        azure_matrix.run(self, run)
+
+
+ALL_WORKLOADS = (
+    "lineitem-all",
+    "lineitem-projection",
+    "lineitem-selective",
+    "tpch-22",
+    "csv",
+    "parquet-1rg",
+    "glob-count",
+    "glob-agg",
+    "blob",
+)
+BEST = sweep(io=8, fanout=8)
+RECOMMENDED = sweep(preset=True)
+
+SUITES = {
+    # What scripts/demo.sh runs: at region, native vs httpfs2 on the parquet projection, the 22 TPC-H queries (once:
+    # native is by far the slowest there) and the glob of small files, with the same queries on local files as the
+    # floor.
+    "demo": Workloads(
+        workloads=("lineitem-projection", "glob-agg", "tpch-22"),
+        profiles=("region",),
+        configs=(NATIVE, HTTPFS2, LOCAL),
+        max_repeats={"tpch-22": 1},
+    ),
+    # Issue 24: every workload on a LAN store (no latency toxic) at DuckDB threads 1 and 4, native vs httpfs2 with its
+    # defaults: httpfs2 must cost nothing where there is no wait to hide (ratio and CPU targets per row).
+    "lan": Workloads(workloads=ALL_WORKLOADS, profiles=("lan",), configs=(NATIVE, HTTPFS2), threads=(1, 4)),
+    # Issue 9's whole matrix: every workload, native vs splitting alone vs read-ahead, and the local floor.
+    "workloads": Workloads(workloads=ALL_WORKLOADS, configs=(NATIVE, SPLIT, HTTPFS2, LOCAL)),
+    # The 22 TPC-H queries alone, at region.
+    "tpch": Workloads(workloads=("tpch-22",), profiles=("region",), configs=(NATIVE, HTTPFS2, LOCAL)),
+    # Issue 22: writes to s3:// at every profile, each read back.
+    "writes": Writes(),
+    # The seed's Azure benchmark (docs/azure.md): az:// and s3://, each native and with httpfs2.
+    "azure": AzureMatrix(),
+    # The earlier demo: read_blob MiB/s at two latencies, threads 1 2, and the parquet probe at 50 ms.
+    "blob-demo": BlobSweep(
+        blob=points(NATIVE, RECOMMENDED, BEST),
+        threads=(1, 2),
+        ceiling=(8,),
+        parquet=(Point(NATIVE, (1,), (50,)), Point(BEST, (1,), (50,))),
+    ),
+    # The seed's nine modes: full to fanout-sweep.
+    "full": BlobSweep(
+        blob=points(NATIVE, RECOMMENDED, sweep(fanout=8, auto=True, adaptive=True), BEST),
+        clients=("curl", "httplib"),
+        parquet=points(NATIVE, BEST),
+    ),
+    "recommended": BlobSweep(blob=points(NATIVE, RECOMMENDED)),
+    "auto-adaptive": BlobSweep(
+        blob=points(NATIVE, sweep(fanout=8, auto=True), sweep(fanout=8, auto=True, adaptive=True))
+    ),
+    "overhead-sweep": BlobSweep(
+        blob=points(NATIVE, *(sweep(fanout=8, auto=True, overhead_ms=ms) for ms in (0, 10, 50, 200, 500, 2000))),
+        threads=(1,),
+    ),
+    "low-threads": BlobSweep(blob=points(NATIVE, sweep(), BEST), clients=("curl", "httplib")),
+    "single-scan": BlobSweep(
+        blob=points(
+            NATIVE,
+            RECOMMENDED,
+            sweep(io=4, fanout=4),
+            BEST,
+            sweep(io=8, fanout=8, dedicated=True),
+            sweep(io=16, fanout=16, chunk_mib=8),
+        ),
+        threads=(1,),
+    ),
+    "pool-tasks": BlobSweep(blob=points(NATIVE, *(sweep(io=n, fanout=8) for n in (1, 2, 4, 8, 16))), threads=(1,)),
+    "pool-fanout": BlobSweep(blob=points(NATIVE, *(sweep(fanout=f) for f in (1, 2, 4, 8))), threads=(1,)),
+    "fanout-sweep": BlobSweep(
+        blob=points(NATIVE, *(sweep(fanout=f, chunk_mib=c) for f in (2, 4, 8) for c in (8, 16, 32, 64))),
+        threads=(1,),
+    ),
+    "ceiling": BlobSweep(blob=(), ceiling=(2, 4, 8, 16, 32)),
+    "parquet": BlobSweep(blob=(), clients=("curl", "httplib"), parquet=points(NATIVE, RECOMMENDED, BEST)),
+}
