@@ -18,8 +18,8 @@ using std::string;
 
 namespace {
 //! httpfs answers the later opens of a file within a query (the scan's after the bind's) from what its first open
-//! learned, in microseconds and without a request: only a path's first open in a query is a round trip to time.
-//! Timed as well, those opens pulled the model at 25 ms per request down to 9 ms.
+//! learned, in microseconds and without a request: only a path's first open in a query is a round trip to time (timed
+//! as well, those opens pulled the model's latency far under the network's: docs/benchmarks.md, "Figures").
 class OpenedThisQuery : public duckdb::ClientContextState {
 public:
 	using ClientContextState::QueryEnd;

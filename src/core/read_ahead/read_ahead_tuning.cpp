@@ -28,7 +28,7 @@ ReadAheadTuning ReadAheadTuner::Tune(const IoSettings &settings, const CostModel
 	tuning.chunk_size_bytes = settings.chunk_size_bytes;
 	// A window of `max_fanout` or more ranges already streams them in parallel: a range is cut into pieces only when
 	// it is larger than that share of the window. Cutting smaller ranges buys nothing but requests, each with its own
-	// first-byte wait and server-side cost (Azurite spends ~10 ms of CPU per request).
+	// first-byte wait and server-side cost.
 	tuning.min_bytes =
 	    std::max(settings.min_bytes, tuning.limits.max_ahead_bytes / std::max<uint64_t>(settings.max_fanout, 1));
 	tuning.max_fanout = settings.max_fanout;

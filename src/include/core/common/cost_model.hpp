@@ -42,8 +42,8 @@ public:
 	static constexpr double EWMA_ALPHA = 0.2;
 	//! Learned overhead is kept within [0, MAX_OVERHEAD_S].
 	static constexpr double MAX_OVERHEAD_S = 10.0;
-	//! Transfers smaller than this are mostly first byte and scheduling, not bandwidth: at 25 ms a few ms of jitter
-	//! halves a 256 KiB sample (bloom filters of 100 bytes pulled 88 MiB/s down to 11); 1 MiB is 11 ms at 90 MiB/s.
+	//! Transfers smaller than this are mostly first byte and scheduling, not bandwidth: a few ms of jitter on a tens of
+	//! ms latency halves the rate a small sample shows.
 	static constexpr uint64_t MIN_BANDWIDTH_SAMPLE_BYTES = 1024 * 1024;
 
 	//! A request that returned no body (e.g. the HEAD of a file open): its duration is a first-byte latency.

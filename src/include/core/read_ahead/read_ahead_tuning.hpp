@@ -38,7 +38,7 @@ struct ReadAheadTuning {
 //! Under the settings' min_latency_ms of first-byte latency (a LAN store) nothing is fetched ahead: a
 //! request there costs the client more CPU than it waits, and reading it ahead adds a copy, a hand-off to an IO
 //! thread and the fetches a scan never uses, on cores the query needs. The gate is the latency alone: bandwidth
-//! measured on a busy client is noisy (200-440 MiB/s at LAN speed, 20-90 at 25 ms), and a slow stream argues for
+//! measured on a busy client is noisy (docs/benchmarks.md, "Figures"), and a slow stream argues for
 //! the parallel streams of read-ahead, not against them.
 struct ReadAheadTuner {
 	static constexpr uint64_t MIN_AHEAD = 8 * MiB;
