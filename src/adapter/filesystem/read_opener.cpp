@@ -47,6 +47,38 @@ bool FirstOpenInQuery(const string &path, optional_ptr<FileOpener> opener) {
 bool IsParquetPath(const string &path) {
 	return duckdb::StringUtil::EndsWith(duckdb::StringUtil::Lower(path), ".parquet");
 }
+
+//! What the opener of a file said of it (OpenFileInfo::extended_info): a listing gives size, ETag and modification
+//! time; a table format's catalog (Iceberg manifests, DuckLake, Delta's log) gives the size alone, or with an empty
+//! ETag and a zero time.
+struct GivenMetadata {
+	bool size_given = false;
+	uint64_t size = 0;
+	bool etag_given = false;
+
+	explicit GivenMetadata(const duckdb::OpenFileInfo &file) {
+		if (!file.extended_info) {
+			return;
+		}
+		auto &options = file.extended_info->options;
+		auto size_option = options.find("file_size");
+		auto etag_option = options.find("etag");
+		try {
+			if (size_option != options.end() && !size_option->second.IsNull()) {
+				size = size_option->second.GetValue<uint64_t>();
+				size_given = true;
+			}
+			etag_given = etag_option != options.end() && !etag_option->second.IsNull() &&
+			             !etag_option->second.ToString().empty();
+		} catch (std::exception &) {
+			size_given = false; // metadata of a type we do not know: the open goes to the wrapped filesystem
+		}
+	}
+	//! The size alone: the file's version is not known until the store answers for it.
+	bool FromCatalog() const {
+		return size_given && !etag_given;
+	}
+};
 } // namespace
 
 ReadOpener::ReadOpener(duckdb::FileSystem &wrapper_p, duckdb::FileSystem &inner_p, ExtensionState &state_p,
@@ -62,9 +94,12 @@ unique_ptr<ReadHandle> ReadOpener::Open(const duckdb::OpenFileInfo &file, duckdb
 	if (fast && store.LooksUpVersions()) {
 		handle = OpenLookedUp(file.path, flags, opener, settings);
 	}
-	bool had_metadata = file.extended_info && file.extended_info->options.count("file_size") > 0;
-	if (!handle && fast && store.OpensFromTail() && settings.ReadAheadActive() && !had_metadata) {
-		handle = OpenFromTail(file.path, flags, opener, settings);
+	// A listed file opens with no request at all; a file opened without metadata, or with a catalog's size alone, opens
+	// from its tail: one GET that gives the version and the footer, in place of the HEAD or of the footer's read.
+	GivenMetadata given(file);
+	if (!handle && fast && store.OpensFromTail() && settings.ReadAheadActive() &&
+	    (!given.size_given || given.FromCatalog())) {
+		handle = OpenFromTail(file.path, flags, opener, settings, given.FromCatalog() ? given.size : 0);
 	}
 	if (!handle) {
 		handle = OpenInner(file, flags, opener, settings);
@@ -108,8 +143,7 @@ unique_ptr<ReadHandle> ReadOpener::OpenInner(const duckdb::OpenFileInfo &file, d
 	}
 	stats.Add(Counter::INNER_OPENS);
 	// Without listing metadata a first open made a metadata request (HEAD): a clean first-byte latency sample.
-	bool had_metadata = file.extended_info && file.extended_info->options.count("file_size") > 0;
-	if (!had_metadata && flags.OpenForReading() && FirstOpenInQuery(file.path, opener)) {
+	if (!GivenMetadata(file).size_given && flags.OpenForReading() && FirstOpenInQuery(file.path, opener)) {
 		state.cost_model.ObserveRoundTrip(
 		    std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
 	}
@@ -127,19 +161,27 @@ unique_ptr<ReadHandle> ReadOpener::OpenLookedUp(const string &path, duckdb::File
 }
 
 unique_ptr<ReadHandle> ReadOpener::OpenFromTail(const string &path, duckdb::FileOpenFlags flags,
-                                                optional_ptr<FileOpener> opener, const IoSettings &settings) {
+                                                optional_ptr<FileOpener> opener, const IoSettings &settings,
+                                                uint64_t catalog_size) {
 	// A later open in the query of a file opened from its tail: at the version the tail gave, as httpfs opens it again
 	// from what its first open learnt.
 	auto query = QueryVersions::Of(opener);
 	ObjectVersion known;
 	if (query && query->Find(path, known)) {
-		return OpenAtKnownVersion(path, flags, opener, settings, known);
+		return catalog_size == 0 || known.size == catalog_size
+		           ? OpenAtKnownVersion(path, flags, opener, settings, known)
+		           : nullptr;
 	}
-	// Parquet files only (DuckDB reads their end first), and only at a file's first open in a query when no footer of
-	// it is remembered: otherwise a HEAD is all the open waits for.
+	// Parquet files only (DuckDB reads their end first). A file opened without metadata is opened so only at its first
+	// open in a query when no footer of it is remembered (otherwise a HEAD is all the open waits for); a catalog's
+	// file always is, since its open makes no request and its footer read one anyway.
 	ObjectTail tail;
-	if (!IsParquetPath(path) || read_ahead.RemembersFooterOf(path) || !store.FetchTail(path, opener, tail)) {
+	if (!IsParquetPath(path) || (catalog_size == 0 && read_ahead.RemembersFooterOf(path)) ||
+	    !store.FetchTail(path, opener, tail)) {
 		return nullptr;
+	}
+	if (catalog_size != 0 && tail.version.size != catalog_size) {
+		return nullptr; // not the object the catalog names: the wrapped filesystem opens it as the catalog says
 	}
 	// In place of the HEAD's sample: the GET's first byte, then its transfer.
 	state.cost_model.ObserveRoundTrip(tail.first_byte_seconds);

@@ -38,10 +38,11 @@ private:
 	                                            duckdb::optional_ptr<duckdb::FileOpener> opener,
 	                                            const IoSettings &settings);
 	//! A handle at the version a GET of the file's tail reported (s3:// Parquet files at their first open in a
-	//! query), its footer remembered from those bytes; nullptr when the store could not fetch it.
+	//! query), its footer remembered from those bytes; nullptr when the store could not fetch it, or when a catalog
+	//! named the file with another size (`catalog_size`, 0 for none).
 	duckdb::unique_ptr<ReadHandle> OpenFromTail(const std::string &path, duckdb::FileOpenFlags flags,
 	                                            duckdb::optional_ptr<duckdb::FileOpener> opener,
-	                                            const IoSettings &settings);
+	                                            const IoSettings &settings, uint64_t catalog_size);
 	//! A handle at `version`, whose inner handle opens when first needed; `opener` must have a client context.
 	duckdb::unique_ptr<ReadHandle> OpenAtKnownVersion(const std::string &path, duckdb::FileOpenFlags flags,
 	                                                  duckdb::optional_ptr<duckdb::FileOpener> opener,
