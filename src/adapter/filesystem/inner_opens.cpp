@@ -105,7 +105,7 @@ std::shared_ptr<FileHandle> InnerOpens::ForFetches(const string &path, const Obj
 	if (!store.KeepsVersionHandles() || !context || !version.Recognizable()) {
 		return std::shared_ptr<FileHandle>(open().release());
 	}
-	return version_handles.Get(KeyOf(path, version), context->GetConnectionId(), open);
+	return version_handles.Get(KeyOf(path, version, opener), context->GetConnectionId(), open);
 }
 
 std::shared_ptr<FileHandle> InnerOpens::SharedFor(ReadHandle &handle) {

@@ -15,9 +15,8 @@ using duckdb::optional_ptr;
 using std::string;
 
 ReadAheadAttachment::ReadAheadAttachment(ReadAheadRegistry &registry_p, VersionKey key_p,
-                                         std::shared_ptr<ObjectReadAhead> object_p, const ObjectVersion &version,
-                                         bool footer_outlives_open)
-    : registry(registry_p), key(std::move(key_p)), object(std::move(object_p)), recognizable(version.Recognizable()),
+                                         std::shared_ptr<ObjectReadAhead> object_p, bool footer_outlives_open)
+    : registry(registry_p), key(std::move(key_p)), object(std::move(object_p)), shared(key.Shared()),
       strong_etag(footer_outlives_open), reader(object) {
 }
 
@@ -79,7 +78,7 @@ void ReadAheadWiring::Attach(ReadHandle &handle, optional_ptr<FileOpener> opener
 		return;
 	}
 	handle.file_size = version.size;
-	auto key = KeyOf(handle.path, version);
+	auto key = KeyOf(handle.path, version, opener);
 	std::shared_ptr<ObjectReadAhead> object;
 	try {
 		// Made outside the registry's lock (on Azure opening a fetch handle is a request), unless another handle's
@@ -96,8 +95,9 @@ void ReadAheadWiring::Attach(ReadHandle &handle, optional_ptr<FileOpener> opener
 		// The file opened; only read-ahead's own handle did not. It is read without read-ahead.
 		return;
 	}
-	handle.read_ahead = duckdb::make_uniq<ReadAheadAttachment>(registry, std::move(key), std::move(object), version,
-	                                                           store.FooterOutlivesOpen(version));
+	bool footer_outlives_open = store.FooterOutlivesOpen(version);
+	handle.read_ahead =
+	    duckdb::make_uniq<ReadAheadAttachment>(registry, std::move(key), std::move(object), footer_outlives_open);
 }
 
 void ReadAheadWiring::AttachDeferred(ReadHandle &handle) {
@@ -135,7 +135,7 @@ std::vector<ByteRange> ReadAheadWiring::Serve(ReadHandle &handle, const ByteRang
 
 void ReadAheadWiring::Learn(ReadHandle &handle, const ByteRange &read, const char *buffer) {
 	auto &attachment = *handle.read_ahead;
-	if (attachment.object->Inspect(read, buffer) && attachment.recognizable) {
+	if (attachment.object->Inspect(read, buffer) && attachment.shared) {
 		registry.RememberLayout(attachment.key, attachment.object->Layout());
 	}
 	RememberFooter(handle, read, buffer);
@@ -195,7 +195,7 @@ void ReadAheadWiring::PrefetchFooter(const string &path, const ObjectVersion &ve
 		return;
 	}
 	// The same key an open of this file at this version computes.
-	auto key = KeyOf(path, version);
+	auto key = KeyOf(path, version, opener);
 	if (registry.Contains(key)) {
 		return;
 	}
@@ -214,8 +214,8 @@ void ReadAheadWiring::PrefetchFooter(const string &path, const ObjectVersion &ve
 	}
 }
 
-void ReadAheadWiring::RememberTail(const string &path, const ObjectTail &tail) {
-	registry.RememberFooter(KeyOf(path, tail.version), tail.range, tail.bytes.data());
+void ReadAheadWiring::RememberTail(const string &path, const ObjectTail &tail, optional_ptr<FileOpener> opener) {
+	registry.RememberFooter(KeyOf(path, tail.version, opener), tail.range, tail.bytes.data());
 }
 
 bool ReadAheadWiring::RemembersFooterOf(const string &path) {

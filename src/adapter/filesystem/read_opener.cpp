@@ -186,7 +186,7 @@ unique_ptr<ReadHandle> ReadOpener::OpenFromTail(const string &path, duckdb::File
 	// In place of the HEAD's sample: the GET's first byte, then its transfer.
 	state.cost_model.ObserveRoundTrip(tail.first_byte_seconds);
 	state.cost_model.ObserveSubRead(tail.range.length, tail.seconds);
-	read_ahead.RememberTail(path, tail);
+	read_ahead.RememberTail(path, tail, opener);
 	if (query) {
 		query->Store(path, tail.version);
 	}

@@ -4,6 +4,7 @@
 #include "core/requests/range_answer.hpp"
 #include "core/requests/s3_request.hpp"
 #include "duckdb/common/http_util.hpp"
+#include "duckdb/main/client_context.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -11,15 +12,32 @@
 
 namespace httpfs2 {
 
-VersionKey KeyOf(const std::string &path, const ObjectVersion &version) {
+//! The query `opener` belongs to, numbered across the database (never 0); 0 outside one.
+static uint64_t QueryNumber(duckdb::optional_ptr<duckdb::FileOpener> opener) {
+	auto context = duckdb::FileOpener::TryGetClientContext(opener);
+	if (!context || !context->transaction.HasActiveTransaction()) {
+		return 0;
+	}
+	try {
+		return (context->transaction.GetActiveQuery() + 1) & ~VersionKey::PER_OPEN;
+	} catch (std::exception &) {
+		return 0;
+	}
+}
+
+VersionKey KeyOf(const std::string &path, const ObjectVersion &version,
+                 duckdb::optional_ptr<duckdb::FileOpener> opener) {
 	VersionKey key;
 	key.path = path;
 	key.etag = version.etag;
 	key.last_modified = version.last_modified.value;
 	key.size = version.size;
 	if (!version.Recognizable()) {
-		static std::atomic<uint64_t> opens {0};
-		key.open = ++opens;
+		key.scope = QueryNumber(opener);
+		if (key.scope == 0) {
+			static std::atomic<uint64_t> opens {0};
+			key.scope = ++opens | VersionKey::PER_OPEN;
+		}
 	}
 	return key;
 }
@@ -48,7 +66,7 @@ bool VersionOfRangeAnswer(const duckdb::HTTPResponse &response, ObjectVersion &v
 	if (response.status != duckdb::HTTPStatusCode::PartialContent_206) {
 		return false;
 	}
-	for (auto header : {"Content-Range", "Last-Modified", "ETag"}) {
+	for (auto header : {"Content-Range", "Last-Modified"}) {
 		if (!response.HasHeader(header)) {
 			return false;
 		}
@@ -61,7 +79,7 @@ bool VersionOfRangeAnswer(const duckdb::HTTPResponse &response, ObjectVersion &v
 	}
 	version.size = total;
 	version.last_modified = duckdb::Timestamp::FromEpochSeconds(static_cast<int64_t>(modified));
-	version.etag = response.GetHeaderValue("ETag");
+	version.etag = response.HasHeader("ETag") ? response.GetHeaderValue("ETag") : std::string();
 	range = ByteRange {first, last - first + 1};
 	return true;
 }

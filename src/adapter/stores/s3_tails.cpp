@@ -22,8 +22,9 @@ static bool TailFromResponse(const duckdb::HTTPResponse &response, string body, 
 		return false;
 	}
 	tail.bytes = std::move(body);
-	// Only an ETag that names the bytes lets the footer be served as this version's bytes.
-	return tail.version.IsContentHash();
+	// An ETag that names the bytes lets the footer serve later queries; without one, it serves the query's opens alone
+	// (VersionKey::scope). Any other ETag (weak, made of size and time) is left to the HEAD.
+	return tail.version.etag.empty() || tail.version.IsContentHash();
 }
 
 bool S3Tails::Fetch(const string &path, optional_ptr<FileOpener> opener, IoStats &stats, ObjectTail &tail) {

@@ -98,7 +98,6 @@ void ObjectReadAhead::Prefetch(const std::vector<ByteRange> &ranges, const ReadA
 	for (auto &range : ranges) {
 		predicted.push_back(PredictedRange {range, range.length});
 	}
-	std::shared_ptr<Segment> footer;
 	{
 		std::lock_guard<std::mutex> guard(lock);
 		if (closed) {
@@ -106,12 +105,23 @@ void ObjectReadAhead::Prefetch(const std::vector<ByteRange> &ranges, const ReadA
 		}
 		last_tuning = tuning;
 		ScheduleLocked(predicted, tuning);
+	}
+	LearnRememberedFooter(tuning);
+}
+
+void ObjectReadAhead::LearnRememberedFooter(const ReadAheadTuning &tuning) {
+	std::shared_ptr<Segment> footer;
+	{
+		std::lock_guard<std::mutex> guard(lock);
+		if (closed) {
+			return;
+		}
+		last_tuning = tuning;
 		auto last = segments.Last();
 		if (!layout && last && last->remembered && last->range.End() == file_size) {
 			footer = std::move(last);
 		}
 	}
-	// A remembered footer is learned as a footer fetched ahead would be, when it arrived.
 	if (footer) {
 		LearnFooter(footer->range, footer->data.Get(), true);
 	}

@@ -28,7 +28,7 @@ namespace httpfs2 {
 class ReadAheadAttachment {
 public:
 	ReadAheadAttachment(ReadAheadRegistry &registry, VersionKey key, std::shared_ptr<ObjectReadAhead> object,
-	                    const ObjectVersion &version, bool footer_outlives_open);
+	                    bool footer_outlives_open);
 	~ReadAheadAttachment();
 	ReadAheadAttachment(const ReadAheadAttachment &) = delete;
 	ReadAheadAttachment &operator=(const ReadAheadAttachment &) = delete;
@@ -37,8 +37,8 @@ public:
 	//! Read-ahead is shared only by handles on the same version.
 	const VersionKey key;
 	const std::shared_ptr<ObjectReadAhead> object;
-	//! Other opens can recognise the version (ObjectVersion::Recognizable): only then is its layout remembered.
-	const bool recognizable;
+	//! Other opens may find what was learnt of the version (VersionKey::Shared): only then is its layout remembered.
+	const bool shared;
 	//! The version's ETag changes with its bytes (RemoteStore::FooterOutlivesOpen): only then are its footer's bytes
 	//! remembered past this open (a size and a Last-Modified of 1-second resolution do not tell two versions apart,
 	//! nor does an ETag made of them).
@@ -68,8 +68,8 @@ public:
 	//! file's open (pinned until the query ends).
 	void PrefetchFooter(const std::string &path, const ObjectVersion &version, const ReadAheadTuning &tuning,
 	                    duckdb::optional_ptr<duckdb::FileOpener> opener);
-	//! Remembers the tail an open fetched as the footer of its version.
-	void RememberTail(const std::string &path, const ObjectTail &tail);
+	//! Remembers the tail an open fetched as the footer of its version (of the query's opens, without an ETag).
+	void RememberTail(const std::string &path, const ObjectTail &tail, duckdb::optional_ptr<duckdb::FileOpener> opener);
 	bool RemembersFooterOf(const std::string &path);
 
 	//! Closes every object, waiting for its fetches: ExtensionState::ReleaseHandles.

@@ -11,6 +11,7 @@
 
 #include "core/read_ahead/version_key.hpp"
 #include "core/split/range_planner.hpp"
+#include "duckdb/common/file_opener.hpp"
 #include "duckdb/common/types/timestamp.hpp"
 
 #include <string>
@@ -42,12 +43,15 @@ struct ObjectVersion {
 	bool IsContentHash() const;
 };
 
-//! What read-ahead of `version` of `path` is shared under; a version without ETag gets a key no other open has.
-VersionKey KeyOf(const std::string &path, const ObjectVersion &version);
+//! What read-ahead of `version` of `path` is shared under: a version without ETag by the opens of the query `opener`
+//! belongs to (VersionKey::scope), or by none without a query.
+VersionKey KeyOf(const std::string &path, const ObjectVersion &version,
+                 duckdb::optional_ptr<duckdb::FileOpener> opener);
 
-//! From a 206 answer with Content-Range, Last-Modified and ETag: the object's version (its size is the range's total)
-//! and the range the body holds. False when the status is another or a header is missing or malformed; what else
-//! makes the answer usable (the range reaching the end, the body's length, a strong ETag) is each caller's to check.
+//! From a 206 answer with Content-Range and Last-Modified: the object's version (its size is the range's total, its
+//! ETag empty when the answer has none) and the range the body holds. False when the status is another or a header is
+//! missing or malformed; what else makes the answer usable (the range reaching the end, the body's length, a strong
+//! ETag) is each caller's to check.
 bool VersionOfRangeAnswer(const duckdb::HTTPResponse &response, ObjectVersion &version, ByteRange &range);
 
 } // namespace httpfs2

@@ -39,8 +39,8 @@ public:
 
 	//! The tail of the s3:// object at `path`, with the credentials and endpoint httpfs would use from the S3 secret
 	//! that matches it. False (never throws) when httpfs2 cannot tell: no S3 secret, a form or setting it does not
-	//! address itself, any answer but a byte range with a strong ETag and a Last-Modified, a network error. The
-	//! caller then opens the file as it would without httpfs2, and httpfs reports what is wrong.
+	//! address itself, any answer but a byte range with a Last-Modified and an ETag of S3's MD5 form or none, a network
+	//! error. The caller then opens the file as it would without httpfs2, and httpfs reports what is wrong.
 	static bool Fetch(const std::string &path, duckdb::optional_ptr<duckdb::FileOpener> opener, IoStats &stats,
 	                  ObjectTail &tail);
 };

@@ -79,6 +79,9 @@ public:
 	//! Fetches `ranges` (e.g. a footer about to be read) unless held already. A footer held (Hold) and not yet
 	//! parsed is parsed now, as a footer fetched ahead of any reader is when it arrives.
 	void Prefetch(const std::vector<ByteRange> &ranges, const ReadAheadTuning &tuning);
+	//! A footer held (Hold) and not yet parsed is parsed now, as a footer fetched ahead of any reader is when it
+	//! arrives: its first row group is fetched with the columns the dataset's other files were read with.
+	void LearnRememberedFooter(const ReadAheadTuning &tuning);
 	//! Holds `bytes`, the contents of `range`, as if fetched: a footer remembered from an earlier open of this
 	//! object version. Charged to the budget like a fetch, and held until the object closes (readers read parts of a
 	//! footer again); false, holding nothing, when it does not fit in the budget or overlaps what is held already.
