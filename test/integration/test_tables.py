@@ -1,0 +1,168 @@
+"""Tables written by the libraries people use (pyiceberg, deltalake, DuckDB's DuckLake), read through DuckDB's
+iceberg, delta and ducklake extensions: their data files are opened with a catalog's size and no ETag, and must get
+what read_parquet's files get (a version from one tail GET, read-ahead), with the same answers as native httpfs.
+A data file replaced under the same path (a misbehaving writer) is read anew or fails: never a mix of both files."""
+
+import io
+import uuid
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from pyiceberg.catalog.sql import SqlCatalog
+
+from helpers import enable, stats
+from rig import duckdb_connect
+from rig.paths import _wheel_extension
+
+ROWS = 400_000
+# Every column of every row: a different byte anywhere changes it.
+CHECKSUM = "SELECT count(*), sum(hash(COLUMNS(*))) FROM {}"
+
+
+def table_rows(seed: int = 0) -> pa.Table:
+    """Fixed-width columns, so that two seeds give files of the same size."""
+    relation = duckdb.connect().execute(
+        f"SELECT i::INTEGER AS id, (i * 7 + {seed})::BIGINT AS amount, (i % 13)::INTEGER AS kind, "
+        f"(i * 0.5 + {seed})::DOUBLE AS price FROM range({ROWS}) r(i)"
+    )
+    result = relation.arrow()
+    return result.read_all() if hasattr(result, "read_all") else result
+
+
+def parquet_bytes(table: pa.Table) -> bytes:
+    """Four row groups, no compression nor dictionary: the size depends on the row count alone."""
+    buffer = io.BytesIO()
+    pq.write_table(table, buffer, compression="NONE", use_dictionary=False, row_group_size=ROWS // 4)
+    return buffer.getvalue()
+
+
+def load(con, *extensions):
+    for name in extensions:
+        con.execute(f"LOAD '{_wheel_extension('duckdb_extension_' + name, name)}'")
+    return con
+
+
+@pytest.fixture
+def connections(rig):
+    """A native connection and an httpfs2 one (read-ahead on at the rig's speed), both with the table extensions."""
+    native = duckdb_connect(rig, load_httpfs2_too=False)
+    fast = duckdb_connect(rig)
+    for con in (native, fast):
+        load(con, "avro", "iceberg", "delta", "ducklake")
+        con.execute("SET enable_external_file_cache = false")
+    enable(fast)
+    yield native, fast
+    native.close()
+    fast.close()
+
+
+def catalog(rig, tmp_path) -> SqlCatalog:
+    return SqlCatalog(
+        "tests",
+        uri=f"sqlite:///{tmp_path / 'catalog.db'}",
+        warehouse=f"s3://{rig.bucket}/iceberg",
+        **{
+            "s3.endpoint": "http://" + rig.direct_endpoint,
+            "s3.access-key-id": rig.access_key,
+            "s3.secret-access-key": rig.secret_key,
+            "s3.region": "us-east-1",
+        },
+    )
+
+
+def iceberg_table(rig, tmp_path, files: list[bytes]) -> tuple[str, list[str]]:
+    """An Iceberg table (pyiceberg, SQL catalog) of `files` put through the S3 API: its metadata and data paths."""
+    prefix = f"iceberg-data/{uuid.uuid4().hex}"
+    paths = []
+    for number, data in enumerate(files):
+        key = f"{prefix}/part-{number}.parquet"
+        rig.put_object(key, data)
+        paths.append(rig.url(key))
+    tables = catalog(rig, tmp_path)
+    tables.create_namespace_if_not_exists("db")
+    table = tables.create_table(f"db.t{uuid.uuid4().hex[:8]}", schema=table_rows().schema)
+    table.add_files(paths)
+    return table.metadata_location, paths
+
+
+def test_an_iceberg_table_reads_as_native_with_read_ahead(rig, tmp_path, connections):
+    native, fast = connections
+    metadata, _ = iceberg_table(rig, tmp_path, [parquet_bytes(table_rows(seed)) for seed in range(3)])
+    sql = CHECKSUM.format(f"iceberg_scan('{metadata}')")
+    expected = native.execute(sql).fetchall()
+    assert fast.execute(sql).fetchall() == expected
+    counters = stats(fast)
+    assert counters["version_requests"] >= 3, counters  # each data file opened from its tail
+    assert counters["read_ahead_requests"] > 0, counters
+    assert counters["read_ahead_bytes_used"] > 0, counters
+
+
+def test_a_delta_table_reads_as_native_with_read_ahead(rig, connections):
+    import deltalake
+
+    native, fast = connections
+    path = f"s3://{rig.bucket}/delta/{uuid.uuid4().hex}"
+    options = {
+        "AWS_ENDPOINT_URL": "http://" + rig.direct_endpoint,
+        "AWS_ACCESS_KEY_ID": rig.access_key,
+        "AWS_SECRET_ACCESS_KEY": rig.secret_key,
+        "AWS_REGION": "us-east-1",
+        "AWS_ALLOW_HTTP": "true",
+        "aws_conditional_put": "etag",
+    }
+    # Four row groups a file, as the other tables have: read-ahead has groups to fetch ahead.
+    properties = deltalake.WriterProperties(max_row_group_size=ROWS // 4)
+    for seed in range(2):
+        deltalake.write_deltalake(
+            path, table_rows(seed), mode="append", storage_options=options, writer_properties=properties
+        )
+    sql = CHECKSUM.format(f"delta_scan('{path}')")
+    expected = native.execute(sql).fetchall()
+    assert expected[0][0] == 2 * ROWS
+    assert fast.execute(sql).fetchall() == expected
+    counters = stats(fast)
+    assert counters["version_requests"] >= 2, counters
+    assert counters["read_ahead_requests"] > 0, counters
+
+
+def test_a_ducklake_table_reads_as_native_with_read_ahead(rig, tmp_path, connections):
+    native, fast = connections
+    lake = tmp_path / "lake.ducklake"
+    data_path = f"s3://{rig.bucket}/ducklake/{uuid.uuid4().hex}/"
+    native.execute(f"ATTACH 'ducklake:{lake}' AS lake (DATA_PATH '{data_path}')")
+    native.register("source", table_rows())
+    native.execute("CREATE TABLE lake.t AS SELECT * FROM source")
+    native.execute("INSERT INTO lake.t SELECT * FROM source")
+    expected = native.execute(CHECKSUM.format("lake.t")).fetchall()
+    native.execute("DETACH lake")
+    fast.execute(f"ATTACH 'ducklake:{lake}' AS lake (READ_ONLY)")
+    assert fast.execute(CHECKSUM.format("lake.t")).fetchall() == expected
+    counters = stats(fast)
+    assert counters["version_requests"] >= 2, counters
+    assert counters["read_ahead_requests"] > 0, counters
+
+
+def test_a_data_file_replaced_under_its_path_is_read_anew_never_mixed(rig, tmp_path, connections):
+    """A writer replaces a data file in place with another of the same size (formats never do; a misbehaving one
+    might). The query after it gets the new file's answer or an error: the footer and layout httpfs2 remembered of the
+    old file are never served with the new one's bytes."""
+    native, fast = connections
+    old, new = parquet_bytes(table_rows(0)), parquet_bytes(table_rows(1))
+    assert len(old) == len(new) and old != new
+    metadata, paths = iceberg_table(rig, tmp_path, [old])
+    sql = CHECKSUM.format(f"iceberg_scan('{metadata}')")
+    before = fast.execute(sql).fetchall()
+    assert before == native.execute(sql).fetchall()
+    assert stats(fast)["footer_bytes_reused"] > 0  # the old footer was served from memory once
+
+    rig.put_object(paths[0].removeprefix(f"s3://{rig.bucket}/"), new)
+    expected = native.execute(sql).fetchall()
+    assert expected != before
+    try:
+        after = fast.execute(sql).fetchall()
+    except duckdb.Error as error:
+        assert paths[0] in str(error), error
+    else:
+        assert after == expected
