@@ -1128,7 +1128,12 @@ TEST(ReadAheadTuner, RangesWithinAFanoutShareOfTheWindowAreFetchedWhole) {
 	region.stream_bandwidth_bps = 90.0 * MiB;
 	region.latency_samples = region.bandwidth_samples = 1;
 	auto tuning = ReadAheadTuner::Tune(settings, region, 16, 256 * MiB);
-	EXPECT_EQ(tuning.min_bytes, tuning.limits.max_ahead_bytes / settings.max_fanout);
+	// As many streams as the stream controller starts with, within max_fanout.
+	EXPECT_EQ(tuning.max_fanout, StreamController::START_STREAMS);
+	EXPECT_EQ(tuning.min_bytes, tuning.limits.max_ahead_bytes / StreamController::START_STREAMS);
+	// Streams the link rewarded cut the window finer, within max_fanout.
+	EXPECT_EQ(ReadAheadTuner::Tune(settings, region, 16, 256 * MiB, 9).max_fanout, 9u);
+	EXPECT_EQ(ReadAheadTuner::Tune(settings, region, 16, 256 * MiB, 64).max_fanout, settings.max_fanout);
 	// A small window keeps the settings' min_bytes.
 	EXPECT_EQ(ReadAheadTuner::Tune(settings, region, 16, 8 * MiB).min_bytes, settings.min_bytes);
 

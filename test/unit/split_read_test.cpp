@@ -58,6 +58,35 @@ TEST(SplitRead, NeverMoreThanFanoutInFlight) {
 	EXPECT_GE(peak.load(), 2);
 }
 
+TEST(SplitRead, MoreStreamsJoinARunningReadAsTheyAreAllowed) {
+	IoPool pool(16);
+	std::atomic<int> in_flight {0};
+	std::atomic<int> peak {0};
+	std::atomic<int> done {0};
+	std::vector<char> buffer(64 * 1024);
+	auto pieces = RangePlanner(1024, 64 * KiB).Plan(0, buffer.size(), 2);
+	ASSERT_EQ(pieces.size(), 64u);
+	// Two streams at first, eight once a quarter of the pieces are read.
+	SplitRead::Run(
+	    pool, buffer.data(), 0, pieces, 2,
+	    [&](const ByteRange &piece, char *destination) {
+		    int now = ++in_flight;
+		    int seen = peak.load();
+		    while (now > seen && !peak.compare_exchange_weak(seen, now)) {
+		    }
+		    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+		    FillPiece(piece, destination);
+		    --in_flight;
+		    ++done;
+	    },
+	    nullptr, [&]() -> uint64_t { return done.load() < 16 ? 2 : 8; });
+	EXPECT_GT(peak.load(), 2) << "streams added while the read ran";
+	EXPECT_LE(peak.load(), 8);
+	for (uint64_t i = 0; i < buffer.size(); i++) {
+		ASSERT_EQ(buffer[i], ByteAt(i)) << i;
+	}
+}
+
 TEST(SplitRead, ManyCallersOnOneWorkerDoNotDeadlock) {
 	IoPool pool(1);
 	std::vector<std::thread> callers;

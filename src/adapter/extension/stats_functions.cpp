@@ -37,6 +37,9 @@ const vector<Column> &ExtraColumns() {
 	    {"model_stream_bandwidth_mib_s", LogicalType::DOUBLE},
 	    {"model_learned_overhead_ms", LogicalType::DOUBLE},
 	    {"model_samples", LogicalType::UBIGINT},
+	    {"streams", LogicalType::UBIGINT},
+	    {"streams_settled", LogicalType::UBIGINT},
+	    {"streams_throttles", LogicalType::UBIGINT},
 	};
 	return columns;
 }
@@ -80,6 +83,10 @@ vector<Value> StatsRow(const string &name, const IoStatsSnapshot &stats, const E
 	row.push_back(ModelValue(model.bandwidth_samples, model.stream_bandwidth_bps / static_cast<double>(MiB)));
 	row.push_back(ModelValue(model.overhead_samples, model.learned_overhead_s * 1000.0));
 	row.push_back(Value::UBIGINT(model.latency_samples + model.bandwidth_samples + model.overhead_samples));
+	auto streams = state.cost_model.streams.Snapshot();
+	row.push_back(Value::UBIGINT(streams.streams));
+	row.push_back(Value::UBIGINT(streams.settled_streams));
+	row.push_back(Value::UBIGINT(streams.throttles));
 	return row;
 }
 

@@ -24,7 +24,8 @@ ParallelReader::ParallelReader(ExtensionState &state_p, IoStats &stats_p) : stat
 
 uint64_t ParallelReader::ChooseFanout(const IoSettings &settings, uint64_t nr_bytes) const {
 	if (!settings.auto_fanout_enabled) {
-		return settings.max_fanout;
+		// As many streams as the link rewarded so far (StreamController), within the setting.
+		return std::min<uint64_t>(settings.max_fanout, state.cost_model.streams.Streams());
 	}
 	double configured_s = static_cast<double>(settings.auto_fanout_overhead_ms) / 1000.0;
 	double overhead_s = state.cost_model.OverheadSeconds(settings.auto_fanout_overhead_adaptive_enabled, configured_s);
@@ -41,7 +42,12 @@ bool ParallelReader::TryRead(ReadHandle &handle, void *buffer, idx_t nr_bytes, i
 	if (fanout < 2) {
 		return false;
 	}
-	auto pieces = RangePlanner(settings.chunk_size_bytes, settings.min_bytes).Plan(location, nr_bytes, fanout);
+	// Without auto fan-out, the read is cut for twice the streams it starts with, and more streams join while the
+	// stream controller allows them (up to max_fanout): a large read on a wide link does not wait for the next read
+	// to use what this one's transfers showed.
+	bool follow_link = !settings.auto_fanout_enabled;
+	uint64_t planned = follow_link ? std::min<uint64_t>(settings.max_fanout, 2 * fanout) : fanout;
+	auto pieces = RangePlanner(settings.chunk_size_bytes, settings.min_bytes).Plan(location, nr_bytes, planned);
 	if (pieces.size() < 2) {
 		return false;
 	}
@@ -56,7 +62,14 @@ bool ParallelReader::TryRead(ReadHandle &handle, void *buffer, idx_t nr_bytes, i
 		return handle.Interrupted();
 	};
 	try {
-		SplitRead::Run(state.io_pool, static_cast<char *>(buffer), location, pieces, fanout, read_piece, interrupted);
+		SplitRead::StreamCount streams;
+		if (follow_link) {
+			streams = [&]() {
+				return std::min<uint64_t>(settings.max_fanout, state.cost_model.streams.Streams());
+			};
+		}
+		SplitRead::Run(state.io_pool, static_cast<char *>(buffer), location, pieces, fanout, read_piece, interrupted,
+		               streams);
 	} catch (SplitReadCancelled &) {
 		throw duckdb::InterruptException();
 	} catch (RangesIgnored &) {
@@ -69,6 +82,7 @@ bool ParallelReader::TryRead(ReadHandle &handle, void *buffer, idx_t nr_bytes, i
 void ParallelReader::ReadPiece(ReadHandle &handle, const ByteRange &piece, char *destination, idx_t read_bytes,
                                idx_t read_location) {
 	stats.SubReadStarted();
+	StreamController::Transfer transfer(state.cost_model.streams);
 	auto start = Clock::now();
 	try {
 		if (handle.range_reader) {
@@ -97,6 +111,7 @@ void ParallelReader::ReadPiece(ReadHandle &handle, const ByteRange &piece, char 
 	double seconds = SecondsSince(start);
 	stats.SubReadFinished(piece.length, static_cast<uint64_t>(seconds * 1e6));
 	state.cost_model.ObserveSubRead(piece.length, seconds);
+	transfer.Done(piece.length);
 }
 
 } // namespace httpfs2

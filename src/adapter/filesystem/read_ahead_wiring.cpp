@@ -30,7 +30,7 @@ ReadAheadWiring::ReadAheadWiring(ExtensionState &state_p, IoStats &stats_p, Remo
 
 ReadAheadTuning ReadAheadWiring::TuningFor(const IoSettings &settings) const {
 	return ReadAheadTuner::Tune(settings, state.cost_model.Snapshot(), state.io_pool.TargetSize(),
-	                            state.read_ahead_budget.Limit());
+	                            state.read_ahead_budget.Limit(), state.cost_model.streams.Streams());
 }
 
 ObjectReadAhead::Fetcher ReadAheadWiring::FetcherFor(const string &path, const ObjectVersion &version,

@@ -15,8 +15,9 @@ using duckdb::unique_ptr;
 using std::string;
 
 WrappedFileSystem::WrappedFileSystem(unique_ptr<duckdb::FileSystem> inner_p, std::shared_ptr<ExtensionState> state_p)
-    : WrappedFileSystem(std::move(inner_p), std::move(state_p),
-                        [this](IoStats &stats) { return RemoteStore::For(GetName(), stats); }) {
+    : WrappedFileSystem(std::move(inner_p), std::move(state_p), [this](IoStats &stats) {
+	      return RemoteStore::For(GetName(), stats, state->cost_model.streams);
+      }) {
 }
 
 WrappedFileSystem::WrappedFileSystem(unique_ptr<duckdb::FileSystem> inner_p, std::shared_ptr<ExtensionState> state_p,

@@ -15,6 +15,7 @@
 namespace httpfs2 {
 
 constexpr size_t RangedPaths::MAX_PATHS;
+constexpr uint64_t CheckedRangeReader::PROBE_BYTES;
 
 using duckdb::FileOpener;
 using duckdb::optional_ptr;
@@ -59,7 +60,7 @@ void RangedPaths::Add(const string &path) {
 std::shared_ptr<CheckedRangeReader> CheckedRangeReader::For(const string &path, const ObjectVersion &version,
                                                             Store store, optional_ptr<FileOpener> opener,
                                                             IoStats &stats, std::shared_ptr<RangedPaths> ranged,
-                                                            bool ranges_confirmed) {
+                                                            bool ranges_confirmed, StreamController *streams) {
 	try {
 		auto context = FileOpener::TryGetClientContext(opener);
 		if (!context || version.size == 0) {
@@ -81,6 +82,7 @@ std::shared_ptr<CheckedRangeReader> CheckedRangeReader::For(const string &path, 
 		reader->address = std::move(address);
 		reader->ranges_confirmed = ranges_confirmed || ranged->Contains(path);
 		reader->ranged = std::move(ranged);
+		reader->streams = streams;
 		return reader;
 	} catch (std::exception &) {
 		return nullptr; // a secret or setting httpfs2 cannot read: httpfs's handles read the file
@@ -177,6 +179,7 @@ void CheckedRangeReader::Send(const ByteRange &range, char *destination, Attempt
 }
 
 void CheckedRangeReader::Read(const ByteRange &range, char *destination) {
+	ByteRange rest = range;
 	if (!ranges_confirmed) {
 		auto failed_before = probes_failed.load();
 		std::lock_guard<std::mutex> first(first_answer);
@@ -185,8 +188,11 @@ void CheckedRangeReader::Read(const ByteRange &range, char *destination) {
 				// The request this one waited for failed (a stalled server): so would this one, after as long.
 				std::rethrow_exception(probe_failure);
 			}
+			// Only the start of the range is asked for alone: once it came back exact, the rest and the requests
+			// that waited go in parallel, not behind a whole piece on one stream.
+			ByteRange probe {range.offset, std::min<uint64_t>(range.length, PROBE_BYTES)};
 			try {
-				ReadWithRetries(range, destination);
+				ReadWithRetries(probe, destination);
 			} catch (RangesIgnored &) {
 				throw;
 			} catch (...) {
@@ -194,10 +200,12 @@ void CheckedRangeReader::Read(const ByteRange &range, char *destination) {
 				probes_failed++;
 				throw;
 			}
-			return;
+			rest = ByteRange {probe.End(), range.length - probe.length};
 		}
 	}
-	ReadWithRetries(range, destination);
+	if (rest.length > 0) {
+		ReadWithRetries(rest, destination + (rest.offset - range.offset));
+	}
 }
 
 void CheckedRangeReader::ReadWithRetries(const ByteRange &range, char *destination) {
@@ -233,6 +241,11 @@ void CheckedRangeReader::ReadWithRetries(const ByteRange &range, char *destinati
 			break;
 		case RangeVerdict::NOT_SUCCESS:
 			retry = !attempt.answered || !attempt.response || attempt.response->ShouldRetry();
+			if (streams && attempt.response &&
+			    (attempt.response->status == duckdb::HTTPStatusCode::ServiceUnavailable_503 ||
+			     attempt.response->status == duckdb::HTTPStatusCode::TooManyRequests_429)) {
+				streams->Throttled();
+			}
 			break;
 		}
 		if (!retry || attempt_number > retries) {

@@ -18,7 +18,8 @@ namespace {
 //! the paths known to be served in ranges (RangedPaths).
 class RangeCheckingStore : public RemoteStore {
 public:
-	RangeCheckingStore(IoStats &stats, CheckedRangeReader::Store store_p) : RemoteStore(stats), store(store_p) {
+	RangeCheckingStore(IoStats &stats, StreamController &streams_p, CheckedRangeReader::Store store_p)
+	    : RemoteStore(stats), streams(streams_p), store(store_p) {
 	}
 
 	bool ChecksRanges() const override {
@@ -27,17 +28,19 @@ public:
 	std::shared_ptr<CheckedRangeReader> RangeReaderFor(const string &path, const ObjectVersion &version,
 	                                                   optional_ptr<FileOpener> opener,
 	                                                   bool ranges_confirmed) override {
-		return CheckedRangeReader::For(path, version, store, opener, stats, ranged_paths, ranges_confirmed);
+		return CheckedRangeReader::For(path, version, store, opener, stats, ranged_paths, ranges_confirmed, &streams);
 	}
 
 private:
+	StreamController &streams;
 	const CheckedRangeReader::Store store;
 	const std::shared_ptr<RangedPaths> ranged_paths = std::make_shared<RangedPaths>();
 };
 
 class S3Store : public RangeCheckingStore {
 public:
-	explicit S3Store(IoStats &stats) : RangeCheckingStore(stats, CheckedRangeReader::Store::S3) {
+	S3Store(IoStats &stats, StreamController &streams)
+	    : RangeCheckingStore(stats, streams, CheckedRangeReader::Store::S3) {
 	}
 
 	bool OpensFromTail() const override {
@@ -90,7 +93,7 @@ private:
 
 class AzureStore : public RemoteStore {
 public:
-	explicit AzureStore(IoStats &stats) : RemoteStore(stats) {
+	AzureStore(IoStats &stats, StreamController &) : RemoteStore(stats) {
 	}
 
 	bool LooksUpVersions() const override {
@@ -119,7 +122,8 @@ public:
 
 class HttpStore : public RangeCheckingStore {
 public:
-	explicit HttpStore(IoStats &stats) : RangeCheckingStore(stats, CheckedRangeReader::Store::HTTP) {
+	HttpStore(IoStats &stats, StreamController &streams)
+	    : RangeCheckingStore(stats, streams, CheckedRangeReader::Store::HTTP) {
 	}
 	// A plain HTTP server's ETag is often made of size and modification time, which an overwrite of the same size
 	// within a second keeps: footers never outlive an open (the default).
@@ -128,19 +132,19 @@ public:
 //! A store httpfs2 sends nothing of its own to.
 class PassThroughStore : public RemoteStore {
 public:
-	explicit PassThroughStore(IoStats &stats) : RemoteStore(stats) {
+	PassThroughStore(IoStats &stats, StreamController &) : RemoteStore(stats) {
 	}
 };
 
 //! Filesystems httpfs2 wraps, by the names their extensions register them under.
 struct StoreKind {
 	const char *filesystem_name;
-	std::unique_ptr<RemoteStore> (*make)(IoStats &stats);
+	std::unique_ptr<RemoteStore> (*make)(IoStats &stats, StreamController &streams);
 };
 
 template <class STORE>
-std::unique_ptr<RemoteStore> Make(IoStats &stats) {
-	return std::unique_ptr<RemoteStore>(new STORE(stats));
+std::unique_ptr<RemoteStore> Make(IoStats &stats, StreamController &streams) {
+	return std::unique_ptr<RemoteStore>(new STORE(stats, streams));
 }
 
 const StoreKind STORE_KINDS[] = {
@@ -162,13 +166,14 @@ bool RemoteStore::Wraps(const string &filesystem_name) {
 	return false;
 }
 
-std::unique_ptr<RemoteStore> RemoteStore::For(const string &filesystem_name, IoStats &stats) {
+std::unique_ptr<RemoteStore> RemoteStore::For(const string &filesystem_name, IoStats &stats,
+                                              StreamController &streams) {
 	for (auto &kind : STORE_KINDS) {
 		if (filesystem_name == kind.filesystem_name) {
-			return kind.make(stats);
+			return kind.make(stats, streams);
 		}
 	}
-	return Make<PassThroughStore>(stats);
+	return Make<PassThroughStore>(stats, streams);
 }
 
 } // namespace httpfs2

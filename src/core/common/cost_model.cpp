@@ -1,6 +1,7 @@
 #include "core/common/cost_model.hpp"
 
 #include <algorithm>
+#include <chrono>
 
 namespace httpfs2 {
 
@@ -95,6 +96,7 @@ CostModelSnapshot CostModel::Snapshot() const {
 }
 
 void CostModel::Reset() {
+	streams.Reset();
 	MutexLock guard(lock);
 	state = CostModelSnapshot();
 }

@@ -219,6 +219,8 @@ void ObjectReadAhead::RunFetch(const std::shared_ptr<Segment> &segment, bool by_
 		}
 	}
 	auto start = std::chrono::steady_clock::now();
+	auto stream_start = StreamController::Now();
+	model.streams.Started(stream_start);
 	std::exception_ptr error;
 	try {
 		if (ok) {
@@ -237,10 +239,12 @@ void ObjectReadAhead::RunFetch(const std::shared_ptr<Segment> &segment, bool by_
 	// once Close() or IsFetching() saw no fetch in flight, no IO thread still holds that handle.
 	fetch = nullptr;
 	double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+	// Before `fetching` says this fetch is over: once Close() returned, the database's cost model may go.
 	if (ok) {
-		// Before `fetching` says this fetch is over: once Close() returned, the database's cost model may go.
 		model.ObserveSubRead(segment->range.length, seconds);
 	}
+	auto stream_end = StreamController::Now();
+	model.streams.Finished(ok ? segment->range.length : 0, stream_end - stream_start, stream_end);
 	bool dropped = false;
 	{
 		std::lock_guard<std::mutex> guard(lock);

@@ -12,7 +12,7 @@ constexpr uint64_t ReadAheadTuner::MIN_MERGE_GAP;
 constexpr uint64_t ReadAheadTuner::MAX_MERGE_GAP;
 
 ReadAheadTuning ReadAheadTuner::Tune(const IoSettings &settings, const CostModelSnapshot &model, uint64_t io_threads,
-                                     uint64_t budget_limit) {
+                                     uint64_t budget_limit, uint64_t streams) {
 	uint64_t bdp = COLD_BDP;
 	if (model.latency_samples > 0) {
 		double bandwidth = model.bandwidth_samples > 0 ? model.stream_bandwidth_bps : ASSUMED_STREAM_BANDWIDTH_BPS;
@@ -29,9 +29,8 @@ ReadAheadTuning ReadAheadTuner::Tune(const IoSettings &settings, const CostModel
 	// A window of `max_fanout` or more ranges already streams them in parallel: a range is cut into pieces only when
 	// it is larger than that share of the window. Cutting smaller ranges buys nothing but requests, each with its own
 	// first-byte wait and server-side cost.
-	tuning.min_bytes =
-	    std::max(settings.min_bytes, tuning.limits.max_ahead_bytes / std::max<uint64_t>(settings.max_fanout, 1));
-	tuning.max_fanout = settings.max_fanout;
+	tuning.max_fanout = std::max<uint64_t>(std::min(settings.max_fanout, streams), 1);
+	tuning.min_bytes = std::max(settings.min_bytes, tuning.limits.max_ahead_bytes / tuning.max_fanout);
 	return tuning;
 }
 

@@ -13,12 +13,15 @@ namespace {
 
 //! Shared by the caller and the pool tasks of one read. Tasks keep it alive; a task that starts after the read
 //! finished finds no piece left and returns without touching the caller's buffer or reader.
-struct SplitReadState {
-	SplitReadState(char *buffer_p, uint64_t base_offset_p, const std::vector<ByteRange> &pieces_p,
-	               const SplitRead::PieceReader &reader_p, const SplitRead::CancelCheck &cancelled_p)
-	    : buffer(buffer_p), base_offset(base_offset_p), pieces(pieces_p.data()), piece_count(pieces_p.size()),
-	      reader(reader_p), cancelled(cancelled_p) {
+struct SplitReadState : std::enable_shared_from_this<SplitReadState> {
+	SplitReadState(IoPool &pool_p, char *buffer_p, uint64_t base_offset_p, const std::vector<ByteRange> &pieces_p,
+	               const SplitRead::PieceReader &reader_p, const SplitRead::CancelCheck &cancelled_p,
+	               const SplitRead::StreamCount &streams_p)
+	    : pool(pool_p), buffer(buffer_p), base_offset(base_offset_p), pieces(pieces_p.data()),
+	      piece_count(pieces_p.size()), reader(reader_p), cancelled(cancelled_p), streams(streams_p) {
 	}
+
+	IoPool &pool;
 
 	// The caller's buffer, pieces and reader: only touched for a claimed piece, i.e. while the caller waits.
 	char *buffer;
@@ -27,6 +30,9 @@ struct SplitReadState {
 	const size_t piece_count;
 	const SplitRead::PieceReader &reader;
 	const SplitRead::CancelCheck &cancelled;
+	//! How many pieces may be read at once now; more drainers join while it grows.
+	const SplitRead::StreamCount &streams;
+	std::atomic<size_t> drainers {1};
 
 	std::atomic<size_t> next_piece {0};
 	//! Set on the first error or cancellation: no piece starts after it.
@@ -43,6 +49,7 @@ struct SplitReadState {
 			if (index >= piece_count) {
 				return;
 			}
+			AddDrainers();
 			std::exception_ptr error;
 			if (!failed.load()) {
 				auto &piece = pieces[index];
@@ -56,6 +63,26 @@ struct SplitReadState {
 				}
 			}
 			Finish(error);
+		}
+	}
+
+	//! Starts drainers on the pool up to what `streams` allows now, for the pieces no drainer claimed yet. Called only
+	//! by a drainer holding a claimed piece: the read is not over, so the caller's `streams` is still there.
+	void AddDrainers() {
+		if (!streams || failed.load()) {
+			return;
+		}
+		size_t wanted = std::min<size_t>(streams(), piece_count);
+		while (true) {
+			size_t running = drainers.load();
+			size_t claimed = std::min(next_piece.load(), piece_count);
+			if (running >= wanted || running > piece_count - claimed) {
+				return;
+			}
+			if (drainers.compare_exchange_weak(running, running + 1)) {
+				auto self = shared_from_this();
+				pool.Submit([self] { self->Drain(); });
+			}
 		}
 	}
 
@@ -75,12 +102,14 @@ struct SplitReadState {
 } // namespace
 
 void SplitRead::Run(IoPool &pool, char *buffer, uint64_t base_offset, const std::vector<ByteRange> &pieces,
-                    uint64_t fanout, const PieceReader &reader, const CancelCheck &cancelled) {
+                    uint64_t fanout, const PieceReader &reader, const CancelCheck &cancelled,
+                    const StreamCount &streams) {
 	if (pieces.empty()) {
 		return;
 	}
-	auto state = std::make_shared<SplitReadState>(buffer, base_offset, pieces, reader, cancelled);
+	auto state = std::make_shared<SplitReadState>(pool, buffer, base_offset, pieces, reader, cancelled, streams);
 	size_t helpers = std::min<size_t>(fanout, pieces.size()) - 1;
+	state->drainers = helpers + 1;
 	for (size_t i = 0; i < helpers; i++) {
 		pool.Submit([state] { state->Drain(); });
 	}

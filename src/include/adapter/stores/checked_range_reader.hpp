@@ -17,6 +17,7 @@
 #include "adapter/stores/object_version.hpp"
 #include "adapter/stores/s3_signing.hpp"
 #include "core/common/io_stats.hpp"
+#include "core/common/stream_controller.hpp"
 #include "core/read_ahead/object_read_ahead.hpp"
 #include "core/requests/range_answer.hpp"
 #include "duckdb/common/file_opener.hpp"
@@ -54,6 +55,8 @@ private:
 class CheckedRangeReader {
 public:
 	enum class Store : uint8_t { S3, HTTP };
+	//! What the request that finds out whether the server serves ranges asks for: a round trip, little transfer.
+	static constexpr uint64_t PROBE_BYTES = 64 * 1024;
 
 	//! A reader of `version` of `path`, or null where httpfs2 does not send the GETs itself: no client context, an
 	//! s3:// path or secret that httpfs2 does not address (ResolveS3Object), an http(s):// URL with a matching HTTP
@@ -62,13 +65,15 @@ public:
 	//! paths of which that is known from earlier readers, and learns this one's.
 	static std::shared_ptr<CheckedRangeReader> For(const std::string &path, const ObjectVersion &version, Store store,
 	                                               duckdb::optional_ptr<duckdb::FileOpener> opener, IoStats &stats,
-	                                               std::shared_ptr<RangedPaths> ranged, bool ranges_confirmed);
+	                                               std::shared_ptr<RangedPaths> ranged, bool ranges_confirmed,
+	                                               StreamController *streams = nullptr);
 
 	//! Reads `range` into `destination`. Throws RangesIgnored (see above), httpfs's error types for a failed request
 	//! (an HTTPException keeps its status code), and an HTTPException naming the file and range for an answer that is
 	//! not the range asked or is of another version. Retries what httpfs would (no answer, 5xx, 429, a short body).
-	//! Until one answer showed that the server serves ranges, one request is in flight at a time: a server that
-	//! ignores them sends the whole object to each, and the curl client holds each in memory.
+	//! Until one answer showed that the server serves ranges, one request is in flight at a time, for the first
+	//! PROBE_BYTES of its range: a server that ignores them sends the whole object to each, and the curl client holds
+	//! each in memory.
 	void Read(const ByteRange &range, char *destination);
 
 	//! Whether the server answered a range with the whole object: nothing more is split or read ahead.
@@ -104,6 +109,8 @@ private:
 	const duckdb::unique_ptr<duckdb::HTTPParams> params;
 	const uint64_t retries;
 	IoStats &stats;
+	//! Told when the store asks for less (503 Slow Down, 429): the streams of the database are halved.
+	StreamController *streams = nullptr;
 	std::atomic<bool> ranges_ignored {false};
 	std::atomic<bool> ranges_confirmed {false};
 	//! Held by the one request in flight while ranges are not confirmed.

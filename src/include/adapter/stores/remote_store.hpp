@@ -24,6 +24,7 @@
 #include "adapter/stores/object_version.hpp"
 #include "adapter/stores/s3_tails.hpp"
 #include "core/common/io_stats.hpp"
+#include "core/common/stream_controller.hpp"
 #include "core/upload/object_upload.hpp"
 #include "duckdb/common/file_opener.hpp"
 
@@ -39,8 +40,9 @@ public:
 	//! Whether httpfs2 wraps the filesystem its extension registers as `filesystem_name`.
 	static bool Wraps(const std::string &filesystem_name);
 	//! The store behind that filesystem (one that sends nothing of its own for a name it does not know); `stats` are
-	//! the wrapper's, and outlive the store.
-	static std::unique_ptr<RemoteStore> For(const std::string &filesystem_name, IoStats &stats);
+	//! the wrapper's and `streams` the database's, and both outlive the store.
+	static std::unique_ptr<RemoteStore> For(const std::string &filesystem_name, IoStats &stats,
+	                                        StreamController &streams);
 
 	// --- how an open learns the file's version ---
 

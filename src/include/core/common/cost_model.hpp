@@ -11,6 +11,7 @@
 
 #pragma once
 
+#include "core/common/stream_controller.hpp"
 #include "core/common/thread_annotations.hpp"
 
 #include <cstdint>
@@ -64,6 +65,9 @@ public:
 
 	CostModelSnapshot Snapshot() const;
 	void Reset();
+
+	//! How many streams reads use, from the transfers of sub-reads and read-ahead (StreamController::Transfer).
+	StreamController streams;
 
 private:
 	static double Blend(double current, double sample, uint64_t samples_before);

@@ -116,7 +116,7 @@ constexpr SettingSpec SETTING_SPECS[] = {
     NumberSetting("httpfs2_parallel_read_chunk_size_bytes", "Target chunk size per sub-read", SettingScope::SESSION,
                   16 * MiB, 64 * KiB, GiB, &IoSettings::chunk_size_bytes),
     NumberSetting("httpfs2_parallel_read_max_fanout", "Max parallel sub-reads per Read() call", SettingScope::SESSION,
-                  4, 1, MAX_FANOUT_LIMIT, &IoSettings::max_fanout),
+                  16, 1, MAX_FANOUT_LIMIT, &IoSettings::max_fanout),
     NumberSetting("httpfs2_parallel_read_min_bytes", "Minimum read size before splitting kicks in",
                   SettingScope::SESSION, 2 * MiB, 64 * KiB, 1024 * GiB, &IoSettings::min_bytes),
     FlagSetting("httpfs2_parallel_read_recommended_preset_enabled", "Override to safe defaults (fanout=2, chunk=16MiB)",

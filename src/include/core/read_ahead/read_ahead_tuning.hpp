@@ -10,6 +10,7 @@
 #pragma once
 
 #include "core/common/cost_model.hpp"
+#include "core/common/stream_controller.hpp"
 #include "core/common/io_settings.hpp"
 #include "core/read_ahead/access_predictor.hpp"
 
@@ -50,8 +51,9 @@ struct ReadAheadTuner {
 	static constexpr uint64_t MIN_MERGE_GAP = 16 * KiB;
 	static constexpr uint64_t MAX_MERGE_GAP = MiB;
 
+	//! `streams`: how many the stream controller allows now; the settings' max_fanout caps it.
 	static ReadAheadTuning Tune(const IoSettings &settings, const CostModelSnapshot &model, uint64_t io_threads,
-	                            uint64_t budget_limit);
+	                            uint64_t budget_limit, uint64_t streams = StreamController::START_STREAMS);
 };
 
 } // namespace httpfs2
