@@ -2,13 +2,15 @@
 (--profiles, --configs, --threads, ...) replace a suite's defaults. bench/README.md says why each suite exists; keep
 the two in step.
 
-Four kinds, each carried out by one module:
+Five kinds, each carried out by one module:
   BlobSweep    bench/sweep.py           read_blob (or a parquet scan) of one object: MiB/s per configuration and
                                         DuckDB threads at toxiproxy latencies, beside curl's parallel ceiling
   Workloads    bench/workload_bench.py  queries users run (TPC-H among them) under a network profile: seconds, CPU,
                                         requests and bytes, against targets
   Writes       bench/write_bench.py     COPY and DuckLake writes to s3://, every one read back and checked
   AzureMatrix  bench/azure_matrix.py    the seed's az:// vs s3:// steps (writes, cold, warm, selective, glob reads)
+  Tables       bench/table_bench.py     Iceberg, Delta and DuckLake tables written by their own libraries: the
+                                        catalog's scan vs read_parquet of the same data files
 """
 
 from dataclasses import dataclass, field
@@ -78,6 +80,21 @@ class Writes:
 
 
 @dataclass(frozen=True)
+class Tables:
+    tables: tuple  # names in bench/tables.py BUILDERS (the option --workloads picks among them)
+    profiles: tuple = ("region",)
+    configs: tuple = (NATIVE, HTTPFS2, LOCAL)
+    threads: tuple = (1,)
+    clients: tuple = ("curl",)
+    timeout: float = 1800
+
+    def run(self, run):
+        from bench import table_bench
+
+        table_bench.run(self, run)
+
+
+@dataclass(frozen=True)
 class AzureMatrix:
     rows: tuple = (5_000, 50_000, 500_000, 2_000_000)
     profiles: tuple = ("lan", "region")
@@ -124,6 +141,11 @@ SUITES = {
     "tpch": Workloads(workloads=("tpch-22",), profiles=("region",), configs=(NATIVE, HTTPFS2, LOCAL)),
     # Issue 22: writes to s3:// at every profile, each read back.
     "writes": Writes(),
+    # Issue 32: lineitem as Iceberg (pyiceberg), Delta (delta-rs) and DuckLake tables on S3, 10 data files each, read
+    # by the catalog's own reader and by read_parquet of the same files, native vs httpfs2 vs those files locally.
+    "tables": Tables(tables=("iceberg", "delta", "ducklake")),
+    # Issue 32: the 22 TPC-H queries on a DuckLake catalog of the 8 tables, and on views over its data files.
+    "tables-tpch": Tables(tables=("ducklake-tpch",)),
     # The seed's Azure benchmark (docs/azure.md): az:// and s3://, each native and with httpfs2.
     "azure": AzureMatrix(),
     # The earlier demo: read_blob MiB/s at two latencies, threads 1 2, and the parquet probe at 50 ms.

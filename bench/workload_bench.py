@@ -7,6 +7,7 @@ Requests are counted from versitygw's access log and bytes from toxiproxy's rcha
 start until the worker has exited and the log and the counter have stopped moving.
 """
 
+import contextlib
 import json
 import os
 import sys
@@ -36,12 +37,14 @@ def settled(rig) -> tuple:
         time.sleep(0.05)
 
 
-def prepare(run, rig, workloads) -> dict:
-    """Generates (once per machine) and uploads the data; returns the reference answers of each workload."""
+def prepare(run, rig, workloads, upload=True) -> dict:
+    """Generates (once per machine) and uploads the data (unless not `upload`: the suite writes its own); returns the
+    reference answers of each workload."""
     start = time.monotonic()
     datasets = [w.dataset for w in workloads]
     data.ensure(datasets)
-    data.upload(rig, datasets)
+    if upload:
+        data.upload(rig, datasets)
     run.save_meta(
         datasets={n: {"bytes": data.data_bytes(n), "files": len(data.files(n))} for n in dict.fromkeys(datasets)}
     )
@@ -50,10 +53,14 @@ def prepare(run, rig, workloads) -> dict:
     return answers
 
 
-def measure(run, rig, row: dict, w, config, expect: list, timeout: float):
-    base = str(data.CACHE) if config.local else f"s3://{rig.bucket}"
+def measure(run, rig, row: dict, w, config, expect: list, timeout: float, base=None, load=(), watch=None):
+    """One fresh worker running w under config; writes its row. base: where `{base}` points (default: the cached data
+    for `local`, else the bucket); load: extensions LOADed after httpfs and before httpfs2; watch: a context manager
+    around the worker, given the row to add to (bench/connections.py)."""
+    base = base or (str(data.CACHE) if config.local else f"s3://{rig.bucket}")
+    extensions = run.extensions(config)
     spec = {
-        "load": run.extensions(config),
+        "load": extensions[:1] + list(load) + extensions[1:],
         "file_cache": row["file_cache"],
         "threads": row["duckdb_threads"],
         "client": row["client"],
@@ -67,7 +74,8 @@ def measure(run, rig, row: dict, w, config, expect: list, timeout: float):
         "watch": {"access_log": str(rig.access_log_path), "proxy_pid": rig.toxiproxy.pid},
     }
     cpu_before = rig.server_cpu_seconds()
-    result = run_worker(spec, timeout, f"{w.name} {config.name}", run.out / "worker-spec.json")
+    with watch(row) if watch else contextlib.nullcontext():
+        result = run_worker(spec, timeout, f"{w.name} {config.name}", run.out / "worker-spec.json")
     log_end, rchar_end = settled(rig)
     cpu_after = rig.server_cpu_seconds()
     requests = count_requests(rig.access_log_path, result["log_offset"])
