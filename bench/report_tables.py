@@ -21,13 +21,31 @@ def profile_text(row) -> str:
 
 def h2_p50(rows, name):
     """p50 of one httpfs2_stats() column over the rows that have it (native and local rows have none)."""
-    values = [json.loads(r["h2_stats"])[name] for r in rows if r.get("h2_stats")]
+    stats = [json.loads(r["h2_stats"]) for r in rows if r.get("h2_stats")]
+    values = [s[name] for s in stats if name in s]
     return sorted(values)[len(values) // 2] if values else None
 
 
 def _requests(rows) -> str:
     parts = [_p50(rows, c) for c in ("get_requests", "head_requests", "list_requests")]
     return "" if parts[0] is None else "/".join(f"{p:.0f}" for p in parts)
+
+
+# The columns after the timings, in both this table and the peers' (bench/report_peers.py).
+USAGE_HEADERS = ["CPU s", "requests", "connections", "peak open", "read_ahead_requests", "version_requests"]
+
+
+def usage_cells(runs, requests: str) -> list:
+    """p50 of the client's CPU, then `requests` as given, connections to the proxy (distinct, most open at once) and
+    httpfs2's read-ahead and version requests."""
+    return [
+        _fmt(_p50(runs, "client_cpu_s"), ".2f"),
+        requests,
+        _fmt(_p50(runs, "connections"), ".0f"),
+        _fmt(_p50(runs, "connections_peak"), ".0f"),
+        _fmt(h2_p50(runs, "read_ahead_requests"), ".0f"),
+        _fmt(h2_p50(runs, "version_requests"), ".0f"),
+    ]
 
 
 def comparison_rows(rows) -> list:
@@ -47,32 +65,13 @@ def comparison_rows(rows) -> list:
                     _fmt(seconds, ".2f"),
                     _fmt(native_s / seconds if native_s and seconds else None, ".2f", "x"),
                     _fmt(fetched / MB / seconds if fetched and seconds else None, ".0f"),
-                    _fmt(_p50(runs, "client_cpu_s"), ".2f"),
-                    _requests(runs) if config != "local" else "",
-                    _fmt(_p50(runs, "connections"), ".0f"),
-                    _fmt(h2_p50(runs, "read_ahead_requests"), ".0f"),
-                    _fmt(h2_p50(runs, "version_requests"), ".0f"),
+                    *usage_cells(runs, _requests(runs) if config != "local" else ""),
                 ]
             )
     return out
 
 
-HEADERS = [
-    "Scan",
-    "Profile",
-    "Threads",
-    "Client",
-    "Config",
-    "runs",
-    "p50 s",
-    "native / this",
-    "MB/s",
-    "CPU s",
-    "GET/HEAD/LIST",
-    "connections",
-    "read_ahead_requests",
-    "version_requests",
-]
+HEADERS = ["Scan", "Profile", "Threads", "Client", "Config", "runs", "p50 s", "native / this", "MB/s", *USAGE_HEADERS]
 
 
 def delta_log_lines(rows) -> list:
@@ -109,8 +108,9 @@ def summarize(rows) -> list:
     out = [
         "### Tables: catalog scans and read_parquet of the same data files, p50 s over repeats (native / this = "
         "native s / this s; MB/s = bytes through toxiproxy / s; CPU = the DuckDB process; requests from versitygw's "
-        "access log; connections to the proxy (bench/connections.py); read_ahead_requests and version_requests from "
-        "httpfs2_stats(); local = the same data files read from versitygw's folder)",
+        "access log as GET/HEAD/LIST; connections to the proxy, distinct and most open at once (bench/connections.py); "
+        "read_ahead_requests and version_requests from httpfs2_stats(); local = the same data files read from "
+        "versitygw's folder)",
         "",
         table(HEADERS, comparison_rows(rows)),
         "",

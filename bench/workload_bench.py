@@ -37,6 +37,23 @@ def settled(rig) -> tuple:
         time.sleep(0.05)
 
 
+def rig_usage(rig, log_offset: int, rchar: int, cpu_before: dict) -> dict:
+    """What the rig saw since the access log's log_offset, toxiproxy's rchar and the servers' cpu_before, once the log
+    and the counter have settled: requests by operation, bytes through the proxy, the servers' CPU seconds."""
+    log_end, rchar_end = settled(rig)
+    cpu_after = rig.server_cpu_seconds()
+    requests = count_requests(rig.access_log_path, log_offset)
+    return dict(
+        server_cpu_s=cpu_after["versitygw"] - cpu_before["versitygw"],
+        proxy_cpu_s=cpu_after["toxiproxy"] - cpu_before["toxiproxy"],
+        requests=sum(requests.values()),
+        get_requests=requests.get("GetObject", 0),
+        head_requests=requests.get("HeadObject", 0),
+        list_requests=requests.get("ListObjectsV2", 0),
+        fetched_bytes=rchar_end - rchar,
+    )
+
+
 def prepare(run, rig, workloads, upload=True) -> dict:
     """Generates (once per machine) and uploads the data (unless not `upload`: the suite writes its own); returns the
     reference answers of each workload."""
@@ -76,22 +93,13 @@ def measure(run, rig, row: dict, w, config, expect: list, timeout: float, base=N
     cpu_before = rig.server_cpu_seconds()
     with watch(row) if watch else contextlib.nullcontext():
         result = run_worker(spec, timeout, f"{w.name} {config.name}", run.out / "worker-spec.json")
-    log_end, rchar_end = settled(rig)
-    cpu_after = rig.server_cpu_seconds()
-    requests = count_requests(rig.access_log_path, result["log_offset"])
     stats = result["stats"]
     row.update(
+        rig_usage(rig, result["log_offset"], result["proxy_rchar"], cpu_before),
         timestamp=datetime.now().isoformat(timespec="seconds"),
         wall_s=result["wall_s"],
         client_cpu_s=result["client_cpu_s"],
         client_sys_s=result["client_sys_s"],
-        server_cpu_s=cpu_after["versitygw"] - cpu_before["versitygw"],
-        proxy_cpu_s=cpu_after["toxiproxy"] - cpu_before["toxiproxy"],
-        requests=sum(requests.values()),
-        get_requests=requests.get("GetObject", 0),
-        head_requests=requests.get("HeadObject", 0),
-        list_requests=requests.get("ListObjectsV2", 0),
-        fetched_bytes=rchar_end - result["proxy_rchar"],
         vm_hwm_mib=result["vm_hwm_mib"],
         read_ahead_memory_peak=stats.get("read_ahead_memory_peak", ""),
         loadavg_1m=os.getloadavg()[0],
