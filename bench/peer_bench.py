@@ -21,7 +21,9 @@ from datetime import datetime
 from pathlib import Path
 
 from bench import connections, data
+from bench.answers import normalize_rows
 from bench.child import run_peer
+from bench.worker import connect
 from bench.workload_bench import measure, prepare, rig_usage, settled
 from bench.workloads import WORKLOADS, Workload
 from bench.write_bench import SOURCE, WRITES, Writer, references, remove_prefix
@@ -56,11 +58,11 @@ def observed(rig, row: dict):
     row.update(rig_usage(rig, log_offset, rchar, cpu_before))
 
 
-def peer_row(run, rig, row: dict, peer: str, suite, objects: list, timeout: float):
-    """One peer run in a fresh process (bench/peers.py), observed; writes its row."""
+def peer_row(run, rig, row: dict, peer: str, op: str, suite, objects: list, timeout: float):
+    """One peer run (op: get | put) in a fresh process (bench/peers.py), observed; writes its row."""
     spec = {
         "client": peer,
-        "op": "get" if row["kind_of_io"] == "read" else "put",
+        "op": op,
         "endpoint": rig.proxy_endpoint,
         "bucket": rig.bucket,
         "access_key": rig.access_key,
@@ -70,7 +72,7 @@ def peer_row(run, rig, row: dict, peer: str, suite, objects: list, timeout: floa
         "objects": objects,
     }
     config = f"crt {suite.crt_target_gbps:g} Gbit/s" if peer == "crt" else f"obstore x{suite.obstore_concurrency}"
-    row = {k: v for k, v in row.items() if k != "kind_of_io"} | {"engine": peer, "config": config}
+    row = dict(row, engine=peer, config=config)
     with observed(rig, row):
         result = run_peer(spec, timeout, f"{peer} {spec['op']}")
     row.update(
@@ -121,9 +123,6 @@ def make_blobs(rig, scratch: Path) -> tuple:
         key = f"{BLOB_PREFIX}/{path.name}"
         rig.s3.upload_file(str(path), rig.bucket, key)
         objects.append({"key": key, "size": path.stat().st_size, "sha256": _sha256(path)})
-    from bench.answers import normalize_rows
-    from bench.worker import connect
-
     expect = normalize_rows(connect({"load": []}).execute(BLOB_SQL.replace("{base}", str(scratch))).fetchall())
     return objects, expect
 
@@ -144,7 +143,7 @@ def reads(suite, run, rig, scratch: Path, profiles, threads, configs, timeout):
                     measure(run, rig, point, w, config, expect, timeout, watch=connections.watch(rig))
                 if w is BLOB_WORKLOAD:
                     for peer in suite.peers:
-                        peer_row(run, rig, dict(row, workload=w.name, kind_of_io="read"), peer, suite, objects, timeout)
+                        peer_row(run, rig, dict(row, workload=w.name), peer, "get", suite, objects, timeout)
 
 
 def _files(path: Path) -> list:
@@ -158,7 +157,7 @@ def peer_write(run, rig, row: dict, peer: str, suite, local: Path, timeout: floa
     objects = [{"key": f"{key}{f.relative_to(local.parent)}", "path": str(f)} for f in files]
     rig.set_profile(row["profile"], uploads_too=True)
     try:
-        peer_row(run, rig, dict(row, kind_of_io="write"), peer, suite, objects, timeout)
+        peer_row(run, rig, row, peer, "put", suite, objects, timeout)
     finally:
         rig.set_profile("lan")
     for item in objects:
