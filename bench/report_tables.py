@@ -71,7 +71,8 @@ def comparison_rows(rows) -> list:
     return out
 
 
-HEADERS = ["Scan", "Profile", "Threads", "Client", "Config", "runs", "p50 s", "native / this", "MB/s", *USAGE_HEADERS]
+HEADERS = ["Scan", "Profile", "Threads", "httpfs_client_implementation", "Config", "runs", "p50 s"]
+HEADERS += ["native / this", "MB/s", *USAGE_HEADERS]
 
 
 def delta_log_lines(rows) -> list:
