@@ -1,5 +1,5 @@
-"""Starts the bench's one child, bench/worker.py, in a fresh Python process: every measurement begins with a cold
-DuckDB, and the CPU the child reports is its own."""
+"""Starts the bench's children in fresh Python processes: bench/worker.py (every measurement begins with a cold
+DuckDB) and bench/peers.py (another S3 client); the CPU a child reports is its own."""
 
 import json
 import subprocess
@@ -10,13 +10,13 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parent.parent  # not from rig: its package imports boto3
 
 
-def _worker(args: list, spec: dict, spec_path: Path | None, timeout: float, what: str) -> dict:
+def _worker(args: list, spec: dict, spec_path: Path | None, timeout: float, what: str, module="bench.worker") -> dict:
     # The spec goes in a file, not argv: the 22 TPC-H answers exceed the kernel's limit for one argument.
     with tempfile.TemporaryDirectory() as tmp:
         path = spec_path or Path(tmp) / "worker-spec.json"
         path.write_text(json.dumps(spec))
         done = subprocess.run(
-            [sys.executable, "-m", "bench.worker", *args, f"@{path}"],
+            [sys.executable, "-m", module, *args, f"@{path}"],
             cwd=REPO_ROOT,
             capture_output=True,
             text=True,
@@ -32,6 +32,11 @@ def run_worker(spec: dict, timeout: float, what: str, spec_path: Path | None = N
     """The worker's result for spec (bench/worker.py says what both hold); SystemExit with its output on failure.
     spec_path keeps the spec where a run's output can show it."""
     return _worker([], spec, spec_path, timeout, what)
+
+
+def run_peer(spec: dict, timeout: float, what: str) -> dict:
+    """bench/peers.py's result for spec: another S3 client in a fresh process; SystemExit with its output on failure."""
+    return _worker([], spec, None, timeout, what, module="bench.peers")
 
 
 def build_settings(load: list) -> dict:

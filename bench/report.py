@@ -8,6 +8,8 @@ RESULTS are results.csv files or the folders holding them; the files of the harn
                                        --compare adds httpfs2 vs native, % of ceiling and where the CPU goes
   write     bench/report_writes.py     per profile and workload, native vs httpfs2 vs local
   azure     bench/report_azure.py      per profile, the seed's steps for each path, beside the seed's figures
+  table     bench/report_tables.py     per table scan, each configuration: seconds, requests, read-ahead; Delta's log
+  peer      bench/report_peers.py      DuckDB beside the AWS CRT client and obstore: MiB/s, CPU, connections
 """
 
 import argparse
@@ -47,7 +49,7 @@ def build_lines(all_metas) -> list:
 
 
 def main(argv=None):
-    from bench import report_azure, report_blob, report_workloads, report_writes
+    from bench import report_azure, report_blob, report_peers, report_tables, report_workloads, report_writes
 
     parser = argparse.ArgumentParser(prog="python -m bench report", description=__doc__.splitlines()[0])
     parser.add_argument("results", nargs="+", help="results.csv files or their folders")
@@ -65,6 +67,10 @@ def main(argv=None):
         out.append(report_blob.summarize(by_kind["blob"], args.compare))
     if "write" in by_kind:
         out.append(report_writes.summarize(by_kind["write"]))
+    if "table" in by_kind:
+        out += build_lines(all_metas) + report_tables.summarize(by_kind["table"])
+    if "peer" in by_kind:
+        out += build_lines(all_metas) + report_peers.summarize(by_kind["peer"])
     if "azure" in by_kind:
         out.append(report_azure.summarize(by_kind["azure"], all_metas[0] if all_metas else {}))
     print("\n".join(out))

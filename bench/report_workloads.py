@@ -128,9 +128,9 @@ HEADERS = [
 ]
 
 
-def tpch_rows(rows) -> tuple:
-    """Per TPC-H query, p50 seconds of each (profile, config)."""
-    tpch = [r for r in rows if r["workload"] == "tpch-22"]
+def tpch_rows(rows, workload="tpch-22") -> tuple:
+    """Per TPC-H query, p50 seconds of each (profile, config) of the workload."""
+    tpch = [r for r in rows if r["workload"] == workload]
     columns = list(dict.fromkeys((_where(r), r["client"], r["duckdb_threads"], r["config"]) for r in tpch))
     if not columns:
         return [], []

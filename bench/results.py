@@ -1,15 +1,16 @@
 """results.csv: the one schema of every suite, one row per measurement (or per timed step of the azure suite).
 
-The point: suite (its name), kind (blob | workload | write | azure: which report tables it feeds), workload (or blob /
-parquet / ceiling data), step and rows (azure), profile (network profile) or path (direct | proxy) with latency_ms
-and bandwidth_kbs, file_cache, client, duckdb_threads, engine (native | httpfs2 | local | curl-cli), config,
-ceiling_streams, repeat.
-Measured: wall_s, bytes (the object's size) and mib_s (2^20 bytes per second) for blob sweeps; client_cpu_s and
-client_sys_s (the reading process: the DuckDB worker, or curl for ceiling rows), server_cpu_s (versitygw or
-Azurite), proxy_cpu_s (toxiproxy); requests by S3 operation (versitygw's access log) and fetched_bytes (toxiproxy's
-rchar); vm_hwm_mib (the worker's peak RSS); read_ahead_memory_peak and reads .. in_flight_peak from
-httpfs2_stats(); loadavg_1m. JSON: query_s (each query's seconds), settings (what was SET), h2_stats (every numeric
-httpfs2_stats() column).
+The point: suite (its name), kind (blob | workload | write | azure | table | peer: which report tables it feeds),
+workload (or blob / parquet / ceiling data), step and rows (azure), profile (network profile) or path (direct | proxy)
+with latency_ms and bandwidth_kbs, file_cache, client, duckdb_threads, engine (native | httpfs2 | local | curl-cli |
+crt | obstore), config, ceiling_streams, repeat.
+Measured: wall_s, bytes (the object's size, or what a peer row moved) and mib_s (2^20 bytes per second) for blob
+sweeps; client_cpu_s and client_sys_s (the reading process: the DuckDB worker, or curl for ceiling rows),
+server_cpu_s (versitygw or Azurite), proxy_cpu_s (toxiproxy); requests by S3 operation (versitygw's access log) and
+fetched_bytes (toxiproxy's rchar); vm_hwm_mib (the worker's peak RSS); read_ahead_memory_peak and reads ..
+in_flight_peak from httpfs2_stats(); connections and connections_peak (to the proxy: bench/connections.py);
+loadavg_1m. JSON: query_s (each query's seconds), settings (what was SET), h2_stats (every numeric httpfs2_stats()
+column).
 """
 
 import csv
@@ -55,6 +56,8 @@ MEASURED = [
     "sub_reads",
     "sub_read_s",
     "in_flight_peak",
+    "connections",
+    "connections_peak",
     "loadavg_1m",
 ]
 COLUMNS = POINT + MEASURED + ["query_s", "settings", "h2_stats"]

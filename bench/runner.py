@@ -10,10 +10,12 @@ Old spellings still work: `python -m bench.runner [--mode SUITE] ...` is `run SU
 `python -m bench.write_bench` and `python -m bench.azure_matrix` keep their options (bench/README.md).
 
 How the parts fit:
-  suites.py   the suites as data (four kinds: blob sweeps, workloads incl. TPC-H, writes, az:// vs s3://)
+  suites.py   the suites as data (six kinds: blob sweeps, workloads incl. TPC-H, writes, az:// vs s3://, table
+              formats, peers)
   configs.py  named configurations, checked against the settings the build itself lists
-  sweep.py, workload_bench.py, write_bench.py, azure_matrix.py   carry out one kind of suite each
+  sweep.py, workload_bench.py, write_bench.py, azure_matrix.py, table_bench.py, peer_bench.py   one kind each
   child.py -> worker.py   the one child process and its one DuckDB connect; every measurement is a fresh process
+              (peers.py: the other S3 clients' child)
   data.py     the data read (cached TPC-H, per-run objects); workloads.py, answers.py: queries and correct answers
   results.py  the one results schema (results.csv); report.py (with report_*.py) the one report writer; plot.py
 """

@@ -2,13 +2,17 @@
 (--profiles, --configs, --threads, ...) replace a suite's defaults. bench/README.md says why each suite exists; keep
 the two in step.
 
-Four kinds, each carried out by one module:
+Six kinds, each carried out by one module:
   BlobSweep    bench/sweep.py           read_blob (or a parquet scan) of one object: MiB/s per configuration and
                                         DuckDB threads at toxiproxy latencies, beside curl's parallel ceiling
   Workloads    bench/workload_bench.py  queries users run (TPC-H among them) under a network profile: seconds, CPU,
                                         requests and bytes, against targets
   Writes       bench/write_bench.py     COPY and DuckLake writes to s3://, every one read back and checked
   AzureMatrix  bench/azure_matrix.py    the seed's az:// vs s3:// steps (writes, cold, warm, selective, glob reads)
+  Tables       bench/table_bench.py     Iceberg, Delta and DuckLake tables written by their own libraries: the
+                                        catalog's scan vs read_parquet of the same data files
+  Peers        bench/peer_bench.py      a big instance's network: DuckDB reads and writes beside the AWS CRT client
+                                        and obstore moving the same bytes, with the connections each opened
 """
 
 from dataclasses import dataclass, field
@@ -78,6 +82,38 @@ class Writes:
 
 
 @dataclass(frozen=True)
+class Tables:
+    tables: tuple  # names in bench/tables.py BUILDERS (the option --workloads picks among them)
+    profiles: tuple = ("region",)
+    configs: tuple = (NATIVE, HTTPFS2, LOCAL)
+    threads: tuple = (1,)
+    clients: tuple = ("curl",)
+    timeout: float = 1800
+
+    def run(self, run):
+        from bench import table_bench
+
+        table_bench.run(self, run)
+
+
+@dataclass(frozen=True)
+class Peers:
+    writes: tuple = ()  # names in bench/write_bench.py WRITES (--workloads picks among them); none: the reads
+    profiles: tuple = ("bigbox",)
+    configs: tuple = (NATIVE, HTTPFS2)
+    threads: tuple = (1, 4)
+    peers: tuple = ("crt", "obstore")  # bench/peers.py CLIENTS
+    crt_target_gbps: float = 5.0  # 50 Gbit/s scaled down 10x, as the bigbox profile
+    obstore_concurrency: int = 64
+    timeout: float = 1800
+
+    def run(self, run):
+        from bench import peer_bench
+
+        peer_bench.run(self, run)
+
+
+@dataclass(frozen=True)
 class AzureMatrix:
     rows: tuple = (5_000, 50_000, 500_000, 2_000_000)
     profiles: tuple = ("lan", "region")
@@ -124,6 +160,17 @@ SUITES = {
     "tpch": Workloads(workloads=("tpch-22",), profiles=("region",), configs=(NATIVE, HTTPFS2, LOCAL)),
     # Issue 22: writes to s3:// at every profile, each read back.
     "writes": Writes(),
+    # Issue 32: lineitem as Iceberg (pyiceberg), Delta (delta-rs) and DuckLake tables on S3, 10 data files each, read
+    # by the catalog's own reader and by read_parquet of the same files, native vs httpfs2 vs those files locally.
+    "tables": Tables(tables=("iceberg", "delta", "ducklake")),
+    # Issue 32: the 22 TPC-H queries on a DuckLake catalog of the 8 tables, and on views over its data files.
+    "tables-tpch": Tables(tables=("ducklake-tpch",)),
+    # Issues 31 and 32 at bigbox: 8 x 128 MiB read_blob and the lineitem projection, native vs httpfs2 at threads 1 and
+    # 4, beside the AWS CRT client and obstore downloading the same objects, with the connections each opened.
+    "bigbox": Peers(),
+    # Issue 31 at bigbox: one 256 MiB object and 16 files of 16 MiB written by COPY (threads 4; local: the floor), and
+    # the same bytes uploaded by the CRT client and obstore; every object read back and checked.
+    "bigbox-writes": Peers(writes=("csv-256m", "csv-16x16m"), configs=(NATIVE, HTTPFS2, LOCAL), threads=(4,)),
     # The seed's Azure benchmark (docs/azure.md): az:// and s3://, each native and with httpfs2.
     "azure": AzureMatrix(),
     # The earlier demo: read_blob MiB/s at two latencies, threads 1 2, and the parquet probe at 50 ms.

@@ -7,6 +7,7 @@ Requests are counted from versitygw's access log and bytes from toxiproxy's rcha
 start until the worker has exited and the log and the counter have stopped moving.
 """
 
+import contextlib
 import json
 import os
 import sys
@@ -36,12 +37,31 @@ def settled(rig) -> tuple:
         time.sleep(0.05)
 
 
-def prepare(run, rig, workloads) -> dict:
-    """Generates (once per machine) and uploads the data; returns the reference answers of each workload."""
+def rig_usage(rig, log_offset: int, rchar: int, cpu_before: dict) -> dict:
+    """What the rig saw since the access log's log_offset, toxiproxy's rchar and the servers' cpu_before, once the log
+    and the counter have settled: requests by operation, bytes through the proxy, the servers' CPU seconds."""
+    log_end, rchar_end = settled(rig)
+    cpu_after = rig.server_cpu_seconds()
+    requests = count_requests(rig.access_log_path, log_offset)
+    return dict(
+        server_cpu_s=cpu_after["versitygw"] - cpu_before["versitygw"],
+        proxy_cpu_s=cpu_after["toxiproxy"] - cpu_before["toxiproxy"],
+        requests=sum(requests.values()),
+        get_requests=requests.get("GetObject", 0),
+        head_requests=requests.get("HeadObject", 0),
+        list_requests=requests.get("ListObjectsV2", 0),
+        fetched_bytes=rchar_end - rchar,
+    )
+
+
+def prepare(run, rig, workloads, upload=True) -> dict:
+    """Generates (once per machine) and uploads the data (unless not `upload`: the suite writes its own); returns the
+    reference answers of each workload."""
     start = time.monotonic()
     datasets = [w.dataset for w in workloads]
     data.ensure(datasets)
-    data.upload(rig, datasets)
+    if upload:
+        data.upload(rig, datasets)
     run.save_meta(
         datasets={n: {"bytes": data.data_bytes(n), "files": len(data.files(n))} for n in dict.fromkeys(datasets)}
     )
@@ -50,10 +70,14 @@ def prepare(run, rig, workloads) -> dict:
     return answers
 
 
-def measure(run, rig, row: dict, w, config, expect: list, timeout: float):
-    base = str(data.CACHE) if config.local else f"s3://{rig.bucket}"
+def measure(run, rig, row: dict, w, config, expect: list, timeout: float, base=None, load=(), watch=None):
+    """One fresh worker running w under config; writes its row. base: where `{base}` points (default: the cached data
+    for `local`, else the bucket); load: extensions LOADed after httpfs and before httpfs2; watch: a context manager
+    around the worker, given the row to add to (bench/connections.py)."""
+    base = base or (str(data.CACHE) if config.local else f"s3://{rig.bucket}")
+    extensions = run.extensions(config)
     spec = {
-        "load": run.extensions(config),
+        "load": extensions[:1] + list(load) + extensions[1:],
         "file_cache": row["file_cache"],
         "threads": row["duckdb_threads"],
         "client": row["client"],
@@ -67,23 +91,15 @@ def measure(run, rig, row: dict, w, config, expect: list, timeout: float):
         "watch": {"access_log": str(rig.access_log_path), "proxy_pid": rig.toxiproxy.pid},
     }
     cpu_before = rig.server_cpu_seconds()
-    result = run_worker(spec, timeout, f"{w.name} {config.name}", run.out / "worker-spec.json")
-    log_end, rchar_end = settled(rig)
-    cpu_after = rig.server_cpu_seconds()
-    requests = count_requests(rig.access_log_path, result["log_offset"])
+    with watch(row) if watch else contextlib.nullcontext():
+        result = run_worker(spec, timeout, f"{w.name} {config.name}", run.out / "worker-spec.json")
     stats = result["stats"]
     row.update(
+        rig_usage(rig, result["log_offset"], result["proxy_rchar"], cpu_before),
         timestamp=datetime.now().isoformat(timespec="seconds"),
         wall_s=result["wall_s"],
         client_cpu_s=result["client_cpu_s"],
         client_sys_s=result["client_sys_s"],
-        server_cpu_s=cpu_after["versitygw"] - cpu_before["versitygw"],
-        proxy_cpu_s=cpu_after["toxiproxy"] - cpu_before["toxiproxy"],
-        requests=sum(requests.values()),
-        get_requests=requests.get("GetObject", 0),
-        head_requests=requests.get("HeadObject", 0),
-        list_requests=requests.get("ListObjectsV2", 0),
-        fetched_bytes=rchar_end - result["proxy_rchar"],
         vm_hwm_mib=result["vm_hwm_mib"],
         read_ahead_memory_peak=stats.get("read_ahead_memory_peak", ""),
         loadavg_1m=os.getloadavg()[0],

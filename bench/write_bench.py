@@ -9,6 +9,7 @@ Old spelling: python -m bench.write_bench [--profiles "lan region far"] [--workl
 [--repeats 3] [--out DIR] [--report CSV] is `python -m bench run writes ...` followed by its report.
 """
 
+import contextlib
 import json
 import shutil
 import sys
@@ -26,6 +27,7 @@ from rig import S3Rig, ducklake_extension
 from rig.s3rig import PROFILES
 
 SOURCE = "read_parquet('{source}')"
+BIGBOX_ROWS = 2_090_000  # lineitem rows that make ~256 MiB of CSV
 
 
 @dataclass(frozen=True)
@@ -53,12 +55,11 @@ class Write:
                 return con.execute(CHECK.format(reader="lake.lineitem")).fetchone()
             finally:
                 con.execute("DETACH lake")
+        kind = "csv" if "csv" in self.copy_options else "parquet"
         if "PARTITION_BY" in self.copy_options:
-            reader = f"read_parquet('{target}/**/*.parquet', hive_partitioning = false)"
-        elif "csv" in self.copy_options:
-            reader = f"read_csv('{target}')"
+            reader = f"read_{kind}('{target}/**/*.{kind}', hive_partitioning = false)"
         else:
-            reader = f"read_parquet('{target}')"
+            reader = f"read_{kind}('{target}')"
         return con.execute(CHECK.format(reader=reader)).fetchone()
 
 
@@ -73,6 +74,14 @@ WRITES = {
     ),
     "csv": Write("FORMAT csv", "lineitem.csv", "FROM {src} LIMIT 2000000"),
     "ducklake": Write(None, "lake"),
+    # bench/peer_bench.py's writes at `bigbox` (issue 31): one object of 256 MiB, and the same rows as 16 files of
+    # 16 MiB (a hash of the key spreads the rows evenly; TPC-H's order keys leave half of `l_orderkey % 16` empty).
+    "csv-256m": Write("FORMAT csv", "lineitem.csv", f"FROM {{src}} LIMIT {BIGBOX_ROWS}"),
+    "csv-16x16m": Write(
+        "FORMAT csv, PARTITION_BY (part)",
+        "parts",
+        f"SELECT *, hash(l_orderkey, l_linenumber) % 16 AS part FROM {{src}} LIMIT {BIGBOX_ROWS}",
+    ),
 }
 CHECK = "SELECT count(*), bit_xor(hash(COLUMNS(*))) FROM {reader}"
 
@@ -112,8 +121,10 @@ def references(check_con, names, source: str, scratch: Path) -> dict:
 class Writer:
     """The writes of one suite run, against one rig, read back by one native connection."""
 
-    def __init__(self, run, rig, source: str, threads: int, timeout: float):
+    def __init__(self, run, rig, source: str, threads: int, timeout: float, watch=None):
+        """watch: a context manager around each write's worker, given the row to add to (bench/peer_bench.py)."""
         self.run, self.rig, self.source, self.threads, self.timeout = run, rig, source, threads, timeout
+        self.watch = watch or (lambda _row: contextlib.nullcontext())
         self.check_con = connect(spec(run, rig, CONFIGS["native"], 4))
 
     def write_once(self, row: dict, config, folder: Path, expected):
@@ -126,7 +137,8 @@ class Writer:
         rig.set_profile(row["profile"], uploads_too=True)
         worker = spec(self.run, rig, config, self.threads)
         worker["steps"] = [{"name": name, "sql": write.sql(self.source, target, catalog)}]
-        result = run_worker(worker, self.timeout, f"{config.name} write")
+        with self.watch(row):
+            result = run_worker(worker, self.timeout, f"{config.name} write")
         rig.set_profile("lan")  # read back at LAN speed
         got = write.checksum(self.check_con, target, catalog)
         if tuple(got) != tuple(expected):

@@ -32,6 +32,15 @@ def ducklake_extension() -> Path:
     return _wheel_extension("duckdb_extension_ducklake", "ducklake")
 
 
+def iceberg_extensions() -> list:
+    """avro first: iceberg needs it, and nothing is autoloaded in the bench."""
+    return [_wheel_extension("duckdb_extension_avro", "avro"), _wheel_extension("duckdb_extension_iceberg", "iceberg")]
+
+
+def delta_extension() -> Path:
+    return _wheel_extension("duckdb_extension_delta", "delta")
+
+
 def duckdb_cli() -> Path:
     """The duckdb binary of the duckdb-cli wheel, installed into the venv's bin folder."""
     import sys

@@ -39,6 +39,9 @@ PROFILES = {
     "region": NetworkProfile(25, 92160),
     # A bucket on another continent: 80 ms, 40960 KB/s = 39 MiB/s per stream (bench/README.md says why).
     "far": NetworkProfile(80, 40960),
+    # A 50 Gbit/s instance scaled down 10x to fit the rig: 10 ms to the first byte, 9437 KB/s = 9 MiB/s per
+    # connection (S3's ~90 MiB/s per stream / 10), so only many streams at once fill the instance's 5 Gbit/s.
+    "bigbox": NetworkProfile(10, 9437),
 }
 
 
@@ -297,6 +300,11 @@ class S3Rig(ServerRig):
 
     def put_object(self, key: str, data: bytes):
         self.s3.put_object(Bucket=self.bucket, Key=key, Body=data)
+
+    @property
+    def bucket_folder(self) -> Path:
+        """Where versitygw keeps the bucket's objects, as plain files under their keys."""
+        return self._workdir / "data" / self.bucket
 
     @property
     def access_log_path(self) -> Path:
