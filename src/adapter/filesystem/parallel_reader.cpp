@@ -46,7 +46,13 @@ bool ParallelReader::TryRead(ReadHandle &handle, void *buffer, idx_t nr_bytes, i
 	// stream controller allows them (up to max_fanout): a large read on a wide link does not wait for the next read
 	// to use what this one's transfers showed.
 	bool follow_link = !settings.auto_fanout_enabled;
-	uint64_t planned = follow_link ? std::min<uint64_t>(settings.max_fanout, 2 * fanout) : fanout;
+	uint64_t planned = fanout;
+	if (follow_link) {
+		// A large read is cut into pieces of half a chunk for as many streams as it may come to, so that streams
+		// the controller adds while it runs find pieces left.
+		uint64_t half_chunks = nr_bytes / std::max<uint64_t>(settings.chunk_size_bytes / 2, 1);
+		planned = std::min<uint64_t>(settings.max_fanout, std::max<uint64_t>(2 * fanout, half_chunks));
+	}
 	auto pieces = RangePlanner(settings.chunk_size_bytes, settings.min_bytes).Plan(location, nr_bytes, planned);
 	if (pieces.size() < 2) {
 		return false;
