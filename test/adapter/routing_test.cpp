@@ -295,6 +295,19 @@ TEST_F(Routing, WritesGoToTheUploaderWhereTheStoreTakesThem) {
 	EXPECT_TRUE(calls->Saw("remove mock://out")) << "once complete, a removal passes on";
 }
 
+TEST_F(Routing, AnUploadIsNeverReadItFailsNamingTheFile) {
+	Wrap(true);
+	auto handle = Fs().OpenFile("mock://out", FileFlags::FILE_FLAGS_WRITE | FileFlags::FILE_FLAGS_FILE_CREATE_NEW);
+	char byte = 0;
+	try {
+		handle->Read(&byte, 1, 0);
+		FAIL() << "a read of a file the uploader writes must fail";
+	} catch (NotImplementedException &error) {
+		EXPECT_NE(std::string(error.what()).find("mock://out"), std::string::npos) << error.what();
+	}
+	EXPECT_FALSE(calls->Saw("open-write mock://out"));
+}
+
 TEST_F(Routing, WritesPassThroughWhereTheStoreTakesNoUploads) {
 	Wrap(false);
 	auto handle = Fs().OpenFile("mock://out", FileFlags::FILE_FLAGS_WRITE | FileFlags::FILE_FLAGS_FILE_CREATE_NEW);

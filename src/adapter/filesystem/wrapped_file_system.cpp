@@ -101,15 +101,18 @@ unique_ptr<UploadHandle> WrappedFileSystem::OpenUpload(const string &path, duckd
 	return duckdb::make_uniq<UploadHandle>(*this, path, flags, std::move(upload), stats, std::move(mark), settings);
 }
 
-FileHandle &WrappedFileSystem::InnerOf(FileHandle &handle) {
-	auto &wrapped = handle.Cast<WrappedFileHandle>();
-	if (wrapped.kind == WrappedFileHandle::Kind::UPLOAD) {
+ReadHandle &WrappedFileSystem::Readable(FileHandle &handle) {
+	if (handle.Cast<WrappedFileHandle>().kind == WrappedFileHandle::Kind::UPLOAD) {
 		throw duckdb::NotImplementedException(
 		    "httpfs2: '%s' is open for writing by httpfs2's uploader, which only appends (set "
 		    "httpfs2_write_enabled = false to write it with httpfs)",
 		    handle.path);
 	}
-	return handle.Cast<ReadHandle>().Inner();
+	return handle.Cast<ReadHandle>();
+}
+
+FileHandle &WrappedFileSystem::InnerOf(FileHandle &handle) {
+	return Readable(handle).Inner();
 }
 
 // --- reading ---
@@ -144,7 +147,7 @@ void WrappedFileSystem::ReadWithReadAhead(ReadHandle &handle, char *buffer, idx_
 }
 
 void WrappedFileSystem::Read(FileHandle &handle, void *buffer, int64_t nr_bytes, idx_t location) {
-	auto &readable = handle.Cast<ReadHandle>();
+	auto &readable = Readable(handle);
 	read_ahead.AttachDeferred(readable);
 	stats->RecordRead(static_cast<uint64_t>(std::max<int64_t>(nr_bytes, 0)));
 	// Reads past the end go to the wrapped filesystem unchanged, so they fail exactly as they would without httpfs2.
@@ -157,7 +160,7 @@ void WrappedFileSystem::Read(FileHandle &handle, void *buffer, int64_t nr_bytes,
 }
 
 int64_t WrappedFileSystem::Read(FileHandle &handle, void *buffer, int64_t nr_bytes) {
-	auto &readable = handle.Cast<ReadHandle>();
+	auto &readable = Readable(handle);
 	read_ahead.AttachDeferred(readable);
 	if ((readable.read_ahead || readable.CanSplit()) && nr_bytes > 0) {
 		// A sequential read is a positional read at the current position, clamped to the end of the file.

@@ -82,6 +82,8 @@ protected:
 	duckdb::FileHandle &InnerOf(duckdb::FileHandle &handle) override;
 
 private:
+	//! `handle` as a handle reading through the wrapped filesystem; an upload's fails, naming the file.
+	static ReadHandle &Readable(duckdb::FileHandle &handle);
 	//! A handle writing `path` through httpfs2's uploader, or null where the wrapped filesystem writes it.
 	duckdb::unique_ptr<UploadHandle> OpenUpload(const std::string &path, duckdb::FileOpenFlags flags,
 	                                            duckdb::optional_ptr<duckdb::FileOpener> opener,
