@@ -1,7 +1,5 @@
 #include "adapter/filesystem/listing_prefetch.hpp"
 
-#include "duckdb/common/string_util.hpp"
-
 #include <algorithm>
 
 namespace httpfs2 {
@@ -39,10 +37,6 @@ ListingPrefetch::ListingPrefetch(ExtensionState &state_p, RemoteStore &store_p, 
     : state(state_p), store(store_p), read_ahead(read_ahead_p) {
 }
 
-static bool IsParquetPath(const std::string &path) {
-	return duckdb::StringUtil::EndsWith(duckdb::StringUtil::Lower(path), ".parquet");
-}
-
 //! The version a listing gave for `file` (size, ETag and modification time all), else false.
 static bool ListedVersion(const duckdb::OpenFileInfo &file, ObjectVersion &version) {
 	auto &options = file.extended_info->options;
@@ -70,7 +64,7 @@ void ListingPrefetch::PrefetchFooters(const std::vector<duckdb::OpenFileInfo> &f
 	}
 	std::vector<std::function<void()>> lookups;
 	for (auto &file : files) {
-		if (!file.extended_info || !IsParquetPath(file.path)) {
+		if (!file.extended_info || !ReadAheadWiring::IsParquetPath(file.path)) {
 			continue;
 		}
 		ObjectVersion version;

@@ -2,7 +2,6 @@
 
 #include "adapter/stores/query_versions.hpp"
 #include "duckdb/common/file_opener.hpp"
-#include "duckdb/common/string_util.hpp"
 #include "duckdb/main/client_context_state.hpp"
 
 #include <chrono>
@@ -42,10 +41,6 @@ bool FirstOpenInQuery(const string &path, optional_ptr<FileOpener> opener) {
 	auto context = FileOpener::TryGetClientContext(opener);
 	return !context ||
 	       context->registered_state->GetOrCreate<OpenedThisQuery>("httpfs2_opened_this_query")->First(path);
-}
-
-bool IsParquetPath(const string &path) {
-	return duckdb::StringUtil::EndsWith(duckdb::StringUtil::Lower(path), ".parquet");
 }
 
 //! What the opener of a file said of it (OpenFileInfo::extended_info): a listing gives size, ETag and modification
@@ -102,7 +97,7 @@ unique_ptr<ReadHandle> ReadOpener::Open(const duckdb::OpenFileInfo &file, duckdb
 		handle = OpenFromTail(file.path, flags, opener, settings, given.FromCatalog() ? given.size : 0);
 	}
 	if (!handle) {
-		handle = OpenInner(file, flags, opener, settings);
+		handle = OpenInner(file, flags, opener, settings, given.size_given);
 		if (!handle) {
 			return nullptr;
 		}
@@ -135,7 +130,8 @@ unique_ptr<ReadHandle> ReadOpener::Open(const duckdb::OpenFileInfo &file, duckdb
 }
 
 unique_ptr<ReadHandle> ReadOpener::OpenInner(const duckdb::OpenFileInfo &file, duckdb::FileOpenFlags flags,
-                                             optional_ptr<FileOpener> opener, const IoSettings &settings) {
+                                             optional_ptr<FileOpener> opener, const IoSettings &settings,
+                                             bool size_given) {
 	auto start = std::chrono::steady_clock::now();
 	auto inner_handle = inner.OpenFile(file, flags, opener);
 	if (!inner_handle) {
@@ -143,7 +139,7 @@ unique_ptr<ReadHandle> ReadOpener::OpenInner(const duckdb::OpenFileInfo &file, d
 	}
 	stats.Add(Counter::INNER_OPENS);
 	// Without listing metadata a first open made a metadata request (HEAD): a clean first-byte latency sample.
-	if (!GivenMetadata(file).size_given && flags.OpenForReading() && FirstOpenInQuery(file.path, opener)) {
+	if (!size_given && flags.OpenForReading() && FirstOpenInQuery(file.path, opener)) {
 		state.cost_model.ObserveRoundTrip(
 		    std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
 	}
@@ -176,7 +172,7 @@ unique_ptr<ReadHandle> ReadOpener::OpenFromTail(const string &path, duckdb::File
 	// open in a query when no footer of it is remembered (otherwise a HEAD is all the open waits for); a catalog's
 	// file always is, since its open makes no request and its footer read one anyway.
 	ObjectTail tail;
-	if (!IsParquetPath(path) || (catalog_size == 0 && read_ahead.RemembersFooterOf(path)) ||
+	if (!ReadAheadWiring::IsParquetPath(path) || (catalog_size == 0 && read_ahead.RemembersFooterOf(path)) ||
 	    !store.FetchTail(path, opener, tail)) {
 		return nullptr;
 	}

@@ -101,8 +101,16 @@ unique_ptr<UploadHandle> WrappedFileSystem::OpenUpload(const string &path, duckd
 	return duckdb::make_uniq<UploadHandle>(*this, path, flags, std::move(upload), stats, std::move(mark), settings);
 }
 
+namespace {
+//! `handle` as the uploader's handle, or null for a handle reading through the wrapped filesystem.
+UploadHandle *AsUpload(FileHandle &handle) {
+	auto &wrapped = handle.Cast<WrappedFileHandle>();
+	return wrapped.kind == WrappedFileHandle::Kind::UPLOAD ? &handle.Cast<UploadHandle>() : nullptr;
+}
+} // namespace
+
 ReadHandle &WrappedFileSystem::Readable(FileHandle &handle) {
-	if (handle.Cast<WrappedFileHandle>().kind == WrappedFileHandle::Kind::UPLOAD) {
+	if (AsUpload(handle)) {
 		throw duckdb::NotImplementedException(
 		    "httpfs2: '%s' is open for writing by httpfs2's uploader, which only appends (set "
 		    "httpfs2_write_enabled = false to write it with httpfs)",
@@ -203,16 +211,15 @@ void WrappedFileSystem::Append(UploadHandle &handle, void *buffer, int64_t nr_by
 
 void WrappedFileSystem::Write(FileHandle &handle, void *buffer, int64_t nr_bytes, idx_t location) {
 	stats->RecordWrite(static_cast<uint64_t>(std::max<int64_t>(nr_bytes, 0)));
-	if (handle.Cast<WrappedFileHandle>().kind == WrappedFileHandle::Kind::UPLOAD) {
-		auto &upload = handle.Cast<UploadHandle>();
-		if (location != upload.upload->BytesWritten()) {
+	if (auto upload = AsUpload(handle)) {
+		if (location != upload->upload->BytesWritten()) {
 			throw duckdb::NotImplementedException(
 			    "httpfs2: '%s' is written in order by httpfs2's uploader: a write at byte %llu after %llu bytes "
 			    "(set httpfs2_write_enabled = false to write it with httpfs)",
 			    handle.path, static_cast<unsigned long long>(location),
-			    static_cast<unsigned long long>(upload.upload->BytesWritten()));
+			    static_cast<unsigned long long>(upload->upload->BytesWritten()));
 		}
-		Append(upload, buffer, nr_bytes);
+		Append(*upload, buffer, nr_bytes);
 		return;
 	}
 	auto &primary = InnerOf(handle);
@@ -221,8 +228,8 @@ void WrappedFileSystem::Write(FileHandle &handle, void *buffer, int64_t nr_bytes
 
 int64_t WrappedFileSystem::Write(FileHandle &handle, void *buffer, int64_t nr_bytes) {
 	stats->RecordWrite(static_cast<uint64_t>(std::max<int64_t>(nr_bytes, 0)));
-	if (handle.Cast<WrappedFileHandle>().kind == WrappedFileHandle::Kind::UPLOAD) {
-		Append(handle.Cast<UploadHandle>(), buffer, nr_bytes);
+	if (auto upload = AsUpload(handle)) {
+		Append(*upload, buffer, nr_bytes);
 		return nr_bytes;
 	}
 	auto &primary = InnerOf(handle);
@@ -230,7 +237,7 @@ int64_t WrappedFileSystem::Write(FileHandle &handle, void *buffer, int64_t nr_by
 }
 
 void WrappedFileSystem::FileSync(FileHandle &handle) {
-	if (handle.Cast<WrappedFileHandle>().kind == WrappedFileHandle::Kind::UPLOAD) {
+	if (AsUpload(handle)) {
 		return; // an object is made visible whole, at Close
 	}
 	auto &primary = InnerOf(handle);
@@ -242,8 +249,8 @@ void WrappedFileSystem::FileSync(FileHandle &handle) {
 namespace {
 //! The upload `handle` writes, or null for a handle reading through the wrapped filesystem.
 ObjectUpload *UploadOf(FileHandle &handle) {
-	auto &wrapped = handle.Cast<WrappedFileHandle>();
-	return wrapped.kind == WrappedFileHandle::Kind::UPLOAD ? handle.Cast<UploadHandle>().upload.get() : nullptr;
+	auto upload = AsUpload(handle);
+	return upload ? upload->upload.get() : nullptr;
 }
 
 //! The version httpfs2 knew for `handle`, or null.

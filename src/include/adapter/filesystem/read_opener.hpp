@@ -47,10 +47,11 @@ private:
 	duckdb::unique_ptr<ReadHandle> OpenAtKnownVersion(const std::string &path, duckdb::FileOpenFlags flags,
 	                                                  duckdb::optional_ptr<duckdb::FileOpener> opener,
 	                                                  const IoSettings &settings, const ObjectVersion &version);
-	//! The wrapped filesystem's open, timed for the cost model when it was a request (no listing metadata).
+	//! The wrapped filesystem's open, timed for the cost model when it was a request: `size_given` says the opener
+	//! gave the size, so httpfs made none.
 	duckdb::unique_ptr<ReadHandle> OpenInner(const duckdb::OpenFileInfo &file, duckdb::FileOpenFlags flags,
 	                                         duckdb::optional_ptr<duckdb::FileOpener> opener,
-	                                         const IoSettings &settings);
+	                                         const IoSettings &settings, bool size_given);
 	//! Prepares the handles sub-reads run on, or leaves the handle unable to split when the file is too small.
 	void PrepareSubReads(ReadHandle &handle, duckdb::optional_ptr<duckdb::FileOpener> opener);
 
