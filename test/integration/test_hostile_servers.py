@@ -14,6 +14,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import quote
 
 import duckdb
 import pytest
@@ -591,6 +592,38 @@ def test_an_upload_answered_wrongly_gives_the_object_or_an_error_and_no_open_upl
     assert hits, f"the fault never happened: {counts}"
     assert_right_or_names_the_file(outcome, equal, key, "the COPY succeeded but the object is not what it wrote")
     assert left_open == [], f"multipart uploads left open: {left_open}"
+
+
+def test_one_failed_completion_of_a_partitioned_copy_fails_it_naming_the_file(connect, rig, hostile_s3, tmp_path):
+    """A PARTITION_BY COPY of 21 files, one of whose CompleteMultipartUpload is answered 200 with an <Error> body:
+    the COPY fails naming that file, which is absent; the 20 others are complete, as each would be had its close
+    failed on its own (their completions went on in the background beside it); no multipart upload is left."""
+    abort_open_uploads(rig)
+    folder = f"{PREFIX}uploads/partitioned-completions/"
+    query = "SELECT i, i % 21 AS k, md5(i::VARCHAR) AS s FROM range(3000000) r(i)"  # ~6.3 MB per file: 2 parts
+    local = tmp_path / "partitioned"
+    duckdb.connect().execute(f"COPY ({query}) TO '{local}' (FORMAT csv, PARTITION_BY (k))")
+    db = writer(connect, "httpfs2", "curl")
+    db.con.execute(BOUNDED)
+    key_filter = hostile_s3.key_filter
+    hostile_s3.key_filter = quote(f"/{folder}k=3/", safe="/")  # as the request's path has it
+    hostile_s3.mode = "complete_error_body"
+    try:
+        outcome = db.run(f"COPY ({query}) TO '{rig.url(folder)}' (FORMAT csv, PARTITION_BY (k))", proxy=hostile_s3)
+    finally:
+        counts = hostile_s3.counts
+        hostile_s3.mode = "normal"
+        hostile_s3.key_filter = key_filter
+    fail_on_hang(outcome, "the COPY")
+    assert counts.get("hit:complete_error_body", 0) >= 1, counts
+    assert names_the_file(outcome, f"{folder}k=3/"), outcome.text()
+    written = {item["Key"] for item in rig.s3.list_objects_v2(Bucket=rig.bucket, Prefix=folder).get("Contents", [])}
+    assert not any(key.startswith(f"{folder}k=3/") for key in written), written
+    assert len(written) == 20, written
+    for key in written:
+        path = local / key.removeprefix(folder)
+        assert sha256(stored(rig, key)) == sha256(path.read_bytes()), key
+    assert open_multipart_uploads(rig) == []
 
 
 @pytest.mark.parametrize("client", CLIENTS)

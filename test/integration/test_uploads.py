@@ -339,6 +339,18 @@ def test_a_flaky_upload_gives_the_object_or_an_error_never_a_partial_one(
     assert open_multipart_uploads(rig) == []
 
 
+def copy_interrupted(con, rig, sql: str, after_seconds: float):
+    """Runs `sql` and interrupts it after `after_seconds`: it must fail as interrupted. Every toxic is lifted after."""
+    timer = threading.Timer(after_seconds, con.interrupt)
+    timer.start()
+    try:
+        with pytest.raises(duckdb.InterruptException):
+            con.execute(sql)
+    finally:
+        timer.cancel()
+        rig.remove_toxics()
+
+
 def test_an_interrupted_copy_aborts_the_upload_and_keeps_the_old_object(con, rig):
     """The COPY is interrupted while it runs, its writes held back by a budget of three parts sent at 5 MB/s each:
     no object is made, the upload is aborted (after the parts in flight end: none writes after the query returned),
@@ -349,14 +361,9 @@ def test_an_interrupted_copy_aborts_the_upload_and_keeps_the_old_object(con, rig
     uploads(con)
     con.execute("SET GLOBAL httpfs2_write_memory_limit_bytes = 16777216")
     rig.add_toxic("rate-up", "bandwidth", {"rate": 5000}, stream="upstream")
-    timer = threading.Timer(1.5, con.interrupt)
-    timer.start()
     try:
-        with pytest.raises(duckdb.InterruptException):
-            con.execute(f"COPY ({ROWS.replace('300000', '3000000')}) TO '{rig.url(key)}' (FORMAT csv)")
+        copy_interrupted(con, rig, f"COPY ({ROWS.replace('300000', '3000000')}) TO '{rig.url(key)}' (FORMAT csv)", 1.5)
     finally:
-        timer.cancel()
-        rig.remove_toxics()
         con.execute("RESET GLOBAL httpfs2_write_memory_limit_bytes")
     counters = stats(con)
     assert counters["files_uploaded"] == 0 and counters["uploads_aborted"] == 1, counters
@@ -447,3 +454,84 @@ def test_a_file_read_then_overwritten_reads_back_what_was_written(con, rig):
     assert stats(con)["footer_bytes_reused"] > 0  # the second read used the remembered footer
     con.execute(f"COPY (SELECT i * 2 AS i FROM range(2000) r(i)) TO '{url}' (FORMAT parquet)")
     assert con.execute(f"SELECT count(*), sum(i) FROM '{url}'").fetchone() == (2000, 3998000)
+
+
+# --- closes in the background: the statement's commit waits for its objects ---
+
+PARTITIONED = "SELECT i, i % 21 AS k, md5(i::VARCHAR) AS s FROM range(600000) r(i)"
+
+
+def test_a_partitioned_copy_completes_every_file_before_it_returns(con, rig, tmp_path):
+    """DuckDB closes the 21 files of a PARTITION_BY one after another; their completions go on in the background
+    and the COPY returns once every one is complete: each file reads back as written locally."""
+    uploads(con)
+    rig.add_toxic("latency", "latency", {"latency": 20})
+    try:
+        expected, got = copy_to_folders(con, rig, tmp_path, PARTITIONED, "FORMAT csv, PARTITION_BY (k)", "closes")
+    finally:
+        rig.remove_toxics()
+    assert len(expected) == 21
+    assert got == expected
+    assert stats(con)["files_uploaded"] == 21
+    assert open_multipart_uploads(rig) == []
+
+
+def test_a_file_is_read_in_the_same_transaction_right_after_its_copy(con, rig, tmp_path):
+    """BEGIN; COPY; read it; COMMIT: the read waits for the object closed in the background and sees every byte."""
+    uploads(con)
+    key = "uploads/same-transaction.csv"
+    local = tmp_path / "same.csv"
+    con.execute(f"COPY ({ROWS}) TO '{local}' (FORMAT csv)")
+    check = "SELECT count(*), sum(i), bit_xor(hash(s)) FROM read_csv('{}')"
+    con.execute("BEGIN")
+    con.execute(f"COPY ({ROWS}) TO '{rig.url(key)}' (FORMAT csv)")
+    assert con.execute(check.format(rig.url(key))).fetchone() == con.execute(check.format(local)).fetchone()
+    con.execute("COMMIT")
+    assert sha(stored(rig, key)) == sha(local.read_bytes())
+    assert open_multipart_uploads(rig) == []
+
+
+def slow_upstream(rig, kb_per_second=5000):
+    """Parts leave at 5 MB/s each: an object of a few parts is still being sent well after its COPY returned."""
+    rig.add_toxic("rate-up", "bandwidth", {"rate": kb_per_second}, stream="upstream")
+
+
+@pytest.mark.parametrize("end", ["ROLLBACK", "close"])
+def test_a_transaction_rolled_back_or_left_leaves_the_old_objects_and_no_upload(con, rig, end):
+    """BEGIN; COPY to keys that hold objects; then ROLLBACK, or the connection closed in the transaction: the
+    uploads still sending are aborted, every key keeps its old object, and no multipart upload is left."""
+    keys = [f"uploads/rolled-back-{end}-{n}.csv" for n in range(2)]
+    old = os.urandom(1000)
+    for key in keys:
+        rig.put_object(key, old)
+    cursor = con.cursor()
+    uploads(cursor)
+    slow_upstream(rig)
+    try:
+        cursor.execute("BEGIN")
+        for key in keys:
+            cursor.execute(f"COPY ({ROWS}) TO '{rig.url(key)}' (FORMAT csv)")
+        if end == "ROLLBACK":
+            cursor.execute("ROLLBACK")
+        cursor.close()
+    finally:
+        rig.remove_toxics()
+    for key in keys:
+        assert stored(rig, key) == old, key
+    wait_until(lambda: open_multipart_uploads(rig) == [], "the aborts of the parts still in flight")
+
+
+def test_an_interrupted_partitioned_copy_leaves_each_file_complete_or_absent(con, rig, tmp_path):
+    """A PARTITION_BY COPY interrupted while its files are sent: the COPY fails as interrupted, each of its files is
+    complete (byte-equal to the local COPY) or absent, and no multipart upload is left."""
+    uploads(con)
+    local = tmp_path / "interrupted"
+    con.execute(f"COPY ({PARTITIONED}) TO '{local}' (FORMAT csv, PARTITION_BY (k))")
+    slow_upstream(rig, 200)  # each file of ~1.1 MB takes ~5 s
+    copy_interrupted(
+        con, rig, f"COPY ({PARTITIONED}) TO '{rig.url('uploads/interrupted/')}' (FORMAT csv, PARTITION_BY (k))", 1.0
+    )
+    wait_until(lambda: open_multipart_uploads(rig) == [], "the aborts of the parts still in flight")
+    for key in stored_keys(rig, "uploads/interrupted/"):
+        path = local / key.removeprefix("uploads/interrupted/")
+        assert sha(stored(rig, key)) == sha(path.read_bytes()), key

@@ -62,6 +62,11 @@ public:
 		}
 		auto &parts = open.at(id);
 		EXPECT_EQ(names.size(), parts.size());
+		for (uint64_t n = 2; equal_parts_only && n < names.size(); n++) {
+			if (parts.at(n).size() != parts.at(1).size()) {
+				throw std::runtime_error("simulated 400 InvalidPart: all parts but the last must be of one size (R2)");
+			}
+		}
 		std::string object;
 		for (uint64_t n = 1; n <= names.size(); n++) {
 			EXPECT_EQ(names[n - 1], "etag-" + std::to_string(n));
@@ -79,6 +84,10 @@ public:
 	bool Completed(const std::vector<std::string> &names) noexcept override {
 		std::lock_guard<std::mutex> guard(lock);
 		return completed > 0 && completed_names == names;
+	}
+
+	bool EqualPartsOnly() const override {
+		return equal_parts_only;
 	}
 
 	void Abort(const std::string &id) noexcept override {
@@ -104,6 +113,8 @@ public:
 	std::set<uint64_t> failing_parts;
 	int fail_times = -1; // -1: always
 	bool fail_begin = false, fail_complete = false, fail_put = false;
+	//! As R2: a completion of parts of other sizes but the last fails; false: as S3, any sizes.
+	bool equal_parts_only = true;
 	//! Complete completes the object, then throws as a lost answer would.
 	bool lose_complete_answer = false;
 	std::vector<std::string> completed_names;
@@ -525,4 +536,130 @@ TEST(ObjectUpload, PartsDroppedWithThePoolFailTheObject) {
 		EXPECT_EQ(store->uploads_begun, worker_busy ? 0u : 1u);
 		EXPECT_EQ(budget->InUse(), 0u);
 	}
+}
+
+TEST(ObjectUpload, ClosedInTheBackgroundTheObjectsCompleteTogether) {
+	// DuckDB closes a PARTITION_BY's files one after another: closed in the background, none waits for another's
+	// last parts and completion, and each is complete when its completion's Wait says so.
+	Fixture f(64 * PART, std::chrono::microseconds(20000));
+	std::vector<std::shared_ptr<SimulatedUploadStore>> stores;
+	std::vector<std::string> objects;
+	std::vector<std::shared_ptr<UploadCompletion>> completions;
+	auto start = std::chrono::steady_clock::now();
+	for (int i = 0; i < 4; i++) {
+		stores.push_back(std::make_shared<SimulatedUploadStore>(std::chrono::microseconds(20000)));
+		auto upload = f.UploadTo(stores.back(), PART / 4);
+		objects.push_back(RandomBytes(i == 3 ? PART / 2 : 2 * PART + 100, 50 + i));
+		upload->Write(objects.back().data(), objects.back().size());
+		completions.push_back(upload->CloseInBackground());
+		EXPECT_EQ(stores.back()->completed + stores.back()->puts, 0u) << "a close in the background waited";
+	}
+	auto closed = std::chrono::steady_clock::now() - start;
+	for (int i = 0; i < 4; i++) {
+		EXPECT_EQ(completions[i]->Wait(), nullptr);
+		EXPECT_TRUE(completions[i]->Done());
+		EXPECT_EQ(stores[i]->object, objects[i]);
+		EXPECT_TRUE(stores[i]->open.empty());
+	}
+	EXPECT_LT(closed, std::chrono::milliseconds(60)) << "the closes waited for requests of 20-60 ms each";
+	EXPECT_EQ(stores[3]->puts, 1u);
+	EXPECT_EQ(f.budget->InUse(), 0u);
+}
+
+TEST(ObjectUpload, AFailedCompletionInTheBackgroundLeavesTheOldObjectAndTheOthersComplete) {
+	Fixture f(64 * PART);
+	auto failing = std::make_shared<SimulatedUploadStore>();
+	failing->fail_complete = true;
+	auto fine = std::make_shared<SimulatedUploadStore>();
+	auto bytes = RandomBytes(3 * PART);
+	std::vector<std::shared_ptr<UploadCompletion>> completions;
+	for (auto &store : {failing, fine}) {
+		auto upload = f.UploadTo(store, PART / 4);
+		upload->Write(bytes.data(), bytes.size());
+		completions.push_back(upload->CloseInBackground());
+	}
+	auto failure = completions[0]->Wait();
+	ASSERT_NE(failure, nullptr);
+	try {
+		std::rethrow_exception(failure);
+	} catch (std::runtime_error &e) {
+		EXPECT_NE(std::string(e.what()).find("CompleteMultipartUpload"), std::string::npos) << e.what();
+	}
+	EXPECT_EQ(failing->object, "the old object");
+	EXPECT_TRUE(failing->open.empty()) << "the failed upload was aborted";
+	EXPECT_EQ(completions[1]->Wait(), nullptr);
+	EXPECT_EQ(fine->object, bytes);
+}
+
+TEST(ObjectUpload, ACancelledCompletionAbortsTheUpload) {
+	// A rollback (a failed or interrupted statement) cancels the objects it closed in the background: each is then
+	// absent with no upload left, or, when its completion had been sent already, complete.
+	Fixture f(64 * PART, std::chrono::microseconds(20000));
+	auto bytes = RandomBytes(4 * PART);
+	auto upload = f.Upload();
+	upload->Write(bytes.data(), bytes.size());
+	auto completion = upload->CloseInBackground();
+	upload.reset();
+	completion->Cancel();
+	auto failure = completion->Wait();
+	EXPECT_NE(failure, nullptr);
+	EXPECT_TRUE(f.store->object == "the old object" || f.store->object == bytes);
+	EXPECT_EQ(f.store->object, "the old object") << "cancelled while its parts were in flight";
+	for (int ms = 0; ms < 2000 && !f.store->open.empty(); ms++) {
+		std::this_thread::sleep_for(std::chrono::milliseconds(1));
+	}
+	EXPECT_TRUE(f.store->open.empty()) << "an upload was left behind";
+	f.budget->WaitUntilNoPartInFlight();
+	EXPECT_EQ(f.budget->InUse(), 0u);
+}
+
+TEST(ObjectUpload, AStoreThatTakesOnlyEqualPartsGetsThem) {
+	// A file that holds a part's worth but less than a part when another closes: a store that takes parts of any
+	// size (S3) gets what it holds as a part, and the last buffer cut into parts that each go quickly; one that takes
+	// only equal parts (R2) gets full parts alone. Both objects are the bytes written.
+	for (bool equal_only : {true, false}) {
+		Fixture f(64 * PART);
+		auto store = std::make_shared<SimulatedUploadStore>();
+		store->equal_parts_only = equal_only;
+		auto other = std::make_shared<SimulatedUploadStore>();
+		auto writing = f.UploadTo(store, PART / 4);
+		auto closing = f.UploadTo(other, PART / 4);
+		auto bytes = RandomBytes(2 * PART + PART / 2, 60);
+		writing->Write(bytes.data(), PART + PART / 2);
+		closing->Write(bytes.data(), 100);
+		closing->Close();
+		writing->Write(bytes.data() + PART + PART / 2, PART);
+		writing->Close();
+		EXPECT_EQ(store->object, bytes) << "equal parts only: " << equal_only;
+		std::set<uint64_t> sizes;
+		for (auto &part : store->part_sizes) {
+			if (part.first < store->part_sizes.size()) {
+				sizes.insert(part.second);
+			}
+		}
+		if (equal_only) {
+			EXPECT_EQ(sizes, std::set<uint64_t>({PART})) << "all parts but the last of one size";
+		} else {
+			EXPECT_GT(sizes.size(), 1u) << "what the file held was sent early as a part of its own size";
+			EXPECT_EQ(store->part_sizes.at(2), PART / 2) << "the early part";
+		}
+	}
+}
+
+TEST(ObjectUpload, OnASlowLinkTheLastBytesGoAsSeveralSmallParts) {
+	// Parts follow the rate one connection sends at (about PART_SECONDS each), where the store takes any sizes: the
+	// bytes a close leaves go as several parts at once rather than one slow one.
+	Fixture f(64 * PART);
+	auto store = std::make_shared<SimulatedUploadStore>(std::chrono::microseconds(100000));
+	store->equal_parts_only = false;
+	auto upload = f.UploadTo(store, PART / 16);
+	auto bytes = RandomBytes(PART + PART / 2, 70);
+	upload->Write(bytes.data(), bytes.size()); // part 1 (PART) sealed, PART / 2 held; nothing measured yet
+	f.budget->PartSent(PART / 2, 1.0);         // a link on which PART / 4 takes PART_SECONDS
+	upload->Close();
+	EXPECT_EQ(store->object, bytes);
+	ASSERT_EQ(store->part_sizes.size(), 4u) << "the last PART / 2 in 3 parts of about PART / 4 or less";
+	EXPECT_EQ(store->part_sizes.at(1), PART);
+	EXPECT_EQ(store->part_sizes.at(2) + store->part_sizes.at(3) + store->part_sizes.at(4), PART / 2);
+	EXPECT_EQ(f.budget->InUse(), 0u);
 }

@@ -59,9 +59,10 @@ bool ReadHandle::ShouldSplit(idx_t nr_bytes, idx_t location) const {
 
 UploadHandle::UploadHandle(duckdb::FileSystem &wrapper, const std::string &path, duckdb::FileOpenFlags flags,
                            std::unique_ptr<ObjectUpload> upload_p, std::shared_ptr<IoStats> stats_p,
-                           std::unique_ptr<UploadingPaths::Mark> uploading_p, const IoSettings &settings)
+                           std::unique_ptr<UploadingPaths::Mark> uploading_p,
+                           duckdb::shared_ptr<StatementUploads> statement_p, const IoSettings &settings)
     : WrappedFileHandle(wrapper, path, flags, Kind::UPLOAD, settings), upload(std::move(upload_p)),
-      stats(std::move(stats_p)), uploading(std::move(uploading_p)) {
+      stats(std::move(stats_p)), uploading(std::move(uploading_p)), statement(std::move(statement_p)) {
 }
 
 UploadHandle::~UploadHandle() = default;
@@ -71,6 +72,13 @@ void UploadHandle::Close() {
 		return;
 	}
 	closed = true;
+	if (statement) {
+		// The last parts and the completion go on on the IO pool; the transaction's commit waits for them.
+		auto completion = upload->CloseInBackground();
+		stats->Add(Counter::UPLOAD_BYTES_SPILLED, upload->BytesSpilled());
+		statement->Add(path, std::move(completion), std::move(uploading), stats);
+		return;
+	}
 	auto start = std::chrono::steady_clock::now();
 	try {
 		upload->Close();

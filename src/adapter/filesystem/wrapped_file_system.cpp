@@ -34,6 +34,7 @@ WrappedFileSystem::~WrappedFileSystem() {
 }
 
 void WrappedFileSystem::ReleaseHandles() {
+	uploading->WaitForPrefix(""); // the database goes: what its statements closed is complete or aborted
 	read_ahead.CloseAll();
 	opens.ReleaseHandles();
 }
@@ -45,6 +46,7 @@ unique_ptr<FileHandle> WrappedFileSystem::OpenFileExtended(const duckdb::OpenFil
                                                            optional_ptr<FileOpener> opener) {
 	auto settings = SettingsFor(opener, *state).Effective();
 	bool read_only = flags.OpenForReading() && !flags.OpenForWriting();
+	uploading->AwaitPath(file.path, opener); // what a statement closed in the background is complete first
 	if (!read_only) {
 		store->ForgetVersion(file.path, opener); // what this query looked up is not what it is writing
 		auto upload = OpenUpload(file.path, flags, opener, settings);
@@ -98,7 +100,8 @@ unique_ptr<UploadHandle> WrappedFileSystem::OpenUpload(const string &path, duckd
 	std::unique_ptr<ObjectUpload> upload(
 	    new ObjectUpload(std::move(target), state->io_pool, state->upload_budget, options));
 	auto mark = std::unique_ptr<UploadingPaths::Mark>(new UploadingPaths::Mark(uploading, path));
-	return duckdb::make_uniq<UploadHandle>(*this, path, flags, std::move(upload), stats, std::move(mark), settings);
+	return duckdb::make_uniq<UploadHandle>(*this, path, flags, std::move(upload), stats, std::move(mark),
+	                                       StatementUploads::For(opener), settings);
 }
 
 namespace {
@@ -350,6 +353,7 @@ VersionLookup WrappedFileSystem::LookUpVersion(const string &path, optional_ptr<
 }
 
 bool WrappedFileSystem::FileExists(const string &filename, optional_ptr<FileOpener> opener) {
+	uploading->AwaitPath(filename, opener);
 	switch (LookUpVersion(filename, opener)) {
 	case VersionLookup::FOUND:
 		return true;
@@ -360,20 +364,29 @@ bool WrappedFileSystem::FileExists(const string &filename, optional_ptr<FileOpen
 	}
 }
 
+// A file being written is not there yet: its removal (DuckDB's, after a failed COPY) is skipped. One completing is
+// complete first.
+
 void WrappedFileSystem::RemoveFile(const string &filename, optional_ptr<FileOpener> opener) {
-	if (!uploading->Contains(filename)) {
+	if (!uploading->BeingWritten(filename)) {
+		uploading->AwaitPath(filename, opener);
 		inner->RemoveFile(filename, opener);
 	}
 }
 
 bool WrappedFileSystem::TryRemoveFile(const string &filename, optional_ptr<FileOpener> opener) {
-	return uploading->Contains(filename) || inner->TryRemoveFile(filename, opener);
+	if (uploading->BeingWritten(filename)) {
+		return true;
+	}
+	uploading->AwaitPath(filename, opener);
+	return inner->TryRemoveFile(filename, opener);
 }
 
 void WrappedFileSystem::RemoveFiles(const duckdb::vector<string> &filenames, optional_ptr<FileOpener> opener) {
 	duckdb::vector<string> written;
 	for (auto &filename : filenames) {
-		if (!uploading->Contains(filename)) {
+		if (!uploading->BeingWritten(filename)) {
+			uploading->AwaitPath(filename, opener);
 			written.push_back(filename);
 		}
 	}
@@ -396,6 +409,7 @@ bool WrappedFileSystem::TryGlobOneFile(const string &path, optional_ptr<FileOpen
 }
 
 duckdb::vector<duckdb::OpenFileInfo> WrappedFileSystem::Glob(const string &path, FileOpener *opener) {
+	uploading->AwaitGlob(path, opener);
 	duckdb::vector<duckdb::OpenFileInfo> one_file;
 	if (TryGlobOneFile(path, opener, one_file)) {
 		return one_file;
@@ -409,6 +423,7 @@ duckdb::vector<duckdb::OpenFileInfo> WrappedFileSystem::Glob(const string &path,
 unique_ptr<duckdb::MultiFileList> WrappedFileSystem::GlobFilesExtended(const string &path,
                                                                        const duckdb::FileGlobInput &input,
                                                                        optional_ptr<FileOpener> opener) {
+	uploading->AwaitGlob(path, opener);
 	duckdb::vector<duckdb::OpenFileInfo> one_file;
 	if (TryGlobOneFile(path, opener, one_file)) {
 		return duckdb::make_uniq<duckdb::SimpleMultiFileList>(std::move(one_file));

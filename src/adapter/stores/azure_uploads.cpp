@@ -23,6 +23,11 @@ public:
 	      url(std::move(url_p)), stats(stats_p) {
 	}
 
+	//! A block blob's blocks may differ in size.
+	bool EqualPartsOnly() const override {
+		return false;
+	}
+
 	//! Blocks need no request to begin: they are staged under the blob's name.
 	string Begin() override {
 		return "blocks";

@@ -68,6 +68,11 @@ public:
 	      address(std::move(address_p)), stats(stats_p) {
 	}
 
+	//! R2 rejects a multipart upload whose parts but the last differ in size; S3 (and the others) take any sizes.
+	bool EqualPartsOnly() const override {
+		return path.rfind("r2://", 0) == 0 || address.host.find(".r2.cloudflarestorage.com") != string::npos;
+	}
+
 	string Begin() override {
 		begin_from = std::time(nullptr);
 		string body;

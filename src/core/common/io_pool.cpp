@@ -10,13 +10,16 @@ IoPool::IoPool(size_t thread_count) : target(std::max<size_t>(thread_count, 1)) 
 
 IoPool::~IoPool() {
 	std::vector<std::unique_ptr<Worker>> to_join;
+	decltype(tasks) dropped;
 	{
 		std::lock_guard<std::mutex> guard(lock);
 		stopping = true;
-		tasks.clear();
+		dropped.swap(tasks);
 		WakeAllLocked();
 		to_join.swap(workers);
 	}
+	// Outside the lock: a dropped task's destructor may submit (an upload's completion), which is then dropped too.
+	dropped.clear();
 	for (auto &worker : to_join) {
 		worker->thread.join();
 	}
@@ -126,6 +129,7 @@ void IoPool::WorkerLoop(size_t index, Worker &self) {
 			tasks.pop_front();
 			guard.unlock();
 			RunTask(task);
+			task = nullptr; // its captures go outside the lock: what they release may submit (an upload's completion)
 			guard.lock();
 			continue;
 		}

@@ -22,15 +22,28 @@ struct ObjectUpload::State {
 	//! There will be no upload: the parts waiting for it settle unsent.
 	void BeginFailed(std::exception_ptr error);
 	void Send(Part &part);
-	//! Called once per part, from its destructor: sent, failed, or dropped with the pool.
+	//! Called once per part, from its destructor: sent, failed, or dropped with the pool. The last part of a closed
+	//! object to settle has its completion sent on the pool.
 	void Settle(Part &part);
+	//! Every part is sealed: once none is in flight, the object is completed (or, after a failure, the upload aborted)
+	//! on the pool; at once here when nothing is in flight and it failed.
+	void Closing(const std::shared_ptr<State> &self);
+	//! Sends the completion, or after a failure aborts the upload; then the object is done.
+	void Finish() noexcept;
+	//! Aborts the upload now, once, unless its completion was sent (or it has not begun: then its Finish will).
+	void AbortUnlessCompleting() noexcept;
+	//! The object's outcome is known: `error`, or none when it is complete.
+	void Done(std::exception_ptr error);
+	//! See UploadCompletion::Wait and AwaitDone.
+	std::exception_ptr WaitDone(const std::function<bool()> &cancelled);
+	bool AwaitDone(const std::function<bool()> &give_up);
+	void Cancel() noexcept;
 	//! Records the object's first failure: nothing of it is completed from then on.
 	void Fail(std::exception_ptr error);
 	std::exception_ptr Failure();
 	//! Waits until no part is in flight, or until `cancelled` says so (then, and at every later wait, at once); the
 	//! first failure, if any.
 	std::exception_ptr WaitForParts(const std::function<bool()> &cancelled = nullptr);
-	void Abort() noexcept;
 
 	const std::shared_ptr<UploadTarget> target;
 	IoPool &pool;
@@ -49,6 +62,16 @@ struct ObjectUpload::State {
 	uint64_t in_flight = 0;
 	std::exception_ptr failure;
 	bool cancelled = false;
+	//! Every part is sealed (Closing).
+	bool closing = false;
+	//! Finish is on its way: sent to the pool, or running.
+	bool finishing = false;
+	//! The completion was sent: too late to abort.
+	bool completing = false;
+	bool aborted = false;
+	//! The object is complete, or its upload aborted: `outcome` says which.
+	bool done = false;
+	std::exception_ptr outcome;
 };
 
 struct ObjectUpload::Part {
@@ -83,6 +106,20 @@ struct ObjectUpload::BeginTask {
 		}
 	}
 	std::shared_ptr<Part> first;
+};
+
+//! The task that completes a closed object; dropped unrun (the pool stopped), it aborts the upload.
+struct FinishTask {
+	explicit FinishTask(std::shared_ptr<ObjectUpload::State> state_p) : state(std::move(state_p)) {
+	}
+	~FinishTask() {
+		if (state) {
+			state->Fail(
+			    std::make_exception_ptr(std::runtime_error("the upload was not completed: the IO pool stopped")));
+			state->Finish();
+		}
+	}
+	std::shared_ptr<ObjectUpload::State> state;
 };
 
 void ObjectUpload::State::Dispatch(std::shared_ptr<Part> part) {
@@ -156,7 +193,10 @@ void ObjectUpload::State::Send(Part &part) {
 	}
 	for (uint64_t attempt = 1; attempt <= part_attempts; attempt++) {
 		try {
+			auto start = std::chrono::steady_clock::now();
 			part.name = target->SendPart(upload_id, part.number, part.bytes.get(), part.size);
+			budget->PartSent(part.size,
+			                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
 			part.sent = true;
 			return;
 		} catch (...) {
@@ -169,17 +209,136 @@ void ObjectUpload::State::Settle(Part &part) {
 	// The budget first: once no part is in flight, all of their bytes are free.
 	part.bytes.reset();
 	budget->PartSettled(part.charge);
-	std::lock_guard<std::mutex> guard(lock);
-	if (part.sent) {
-		names.resize(std::max<uint64_t>(names.size(), part.number));
-		names[part.number - 1] = std::move(part.name);
-	} else if (!failure) {
-		failure = part.failure ? part.failure
-		                       : std::make_exception_ptr(std::runtime_error("part " + std::to_string(part.number) +
-		                                                                    " was not sent: the IO pool stopped"));
+	bool finish = false;
+	{
+		std::lock_guard<std::mutex> guard(lock);
+		if (part.sent) {
+			names.resize(std::max<uint64_t>(names.size(), part.number));
+			names[part.number - 1] = std::move(part.name);
+		} else if (!failure) {
+			failure = part.failure ? part.failure
+			                       : std::make_exception_ptr(std::runtime_error("part " + std::to_string(part.number) +
+			                                                                    " was not sent: the IO pool stopped"));
+		}
+		in_flight--;
+		finish = closing && in_flight == 0 && !finishing;
+		finishing = finishing || finish;
+		settled.notify_all();
 	}
-	in_flight--;
+	if (finish) {
+		auto task = std::make_shared<FinishTask>(part.state);
+		pool.Submit([task] {
+			auto state = std::move(task->state);
+			state->Finish();
+		});
+	}
+}
+
+void ObjectUpload::State::Closing(const std::shared_ptr<State> &self) {
+	bool finish_here = false, finish_on_pool = false;
+	{
+		std::lock_guard<std::mutex> guard(lock);
+		closing = true;
+		if (in_flight == 0 && !finishing) {
+			finishing = true;
+			// Only an abort is left after a failure: no need of the pool (which may be the failure).
+			finish_here = failure != nullptr;
+			finish_on_pool = !finish_here;
+		}
+	}
+	if (finish_here) {
+		Finish();
+	} else if (finish_on_pool) {
+		auto task = std::make_shared<FinishTask>(self);
+		pool.Submit([task] {
+			auto state = std::move(task->state);
+			state->Finish();
+		});
+	}
+}
+
+void ObjectUpload::State::Finish() noexcept {
+	std::exception_ptr error;
+	std::vector<std::string> parts;
+	std::string id;
+	{
+		std::lock_guard<std::mutex> guard(lock);
+		error = failure;
+		completing = !error;
+		parts = names;
+		id = upload_id;
+	}
+	if (!error) {
+		try {
+			target->Complete(id, parts);
+		} catch (...) {
+			if (!target->Completed(parts)) {
+				error = std::current_exception();
+			}
+		}
+	}
+	if (error) {
+		{
+			std::lock_guard<std::mutex> guard(lock);
+			completing = false;
+		}
+		AbortUnlessCompleting();
+	}
+	Done(error);
+}
+
+void ObjectUpload::State::AbortUnlessCompleting() noexcept {
+	std::string id;
+	{
+		std::lock_guard<std::mutex> guard(lock);
+		if (completing || aborted || phase != Phase::BEGUN) {
+			return;
+		}
+		aborted = true;
+		id = upload_id;
+	}
+	target->Abort(id);
+}
+
+void ObjectUpload::State::Done(std::exception_ptr error) {
+	std::lock_guard<std::mutex> guard(lock);
+	if (error && !failure) {
+		failure = error;
+	}
+	outcome = std::move(error);
+	done = true;
 	settled.notify_all();
+}
+
+bool ObjectUpload::State::AwaitDone(const std::function<bool()> &give_up) {
+	static constexpr auto CANCEL_CHECK = std::chrono::milliseconds(100);
+	std::unique_lock<std::mutex> guard(lock);
+	while (!settled.wait_for(guard, CANCEL_CHECK, [&] { return done; })) {
+		if (give_up && give_up()) {
+			return false;
+		}
+	}
+	return true;
+}
+
+std::exception_ptr ObjectUpload::State::WaitDone(const std::function<bool()> &is_cancelled) {
+	if (!AwaitDone(is_cancelled)) {
+		Cancel();
+		return std::make_exception_ptr(UploadCancelled());
+	}
+	std::lock_guard<std::mutex> guard(lock);
+	return outcome;
+}
+
+void ObjectUpload::State::Cancel() noexcept {
+	{
+		std::lock_guard<std::mutex> guard(lock);
+		cancelled = true;
+		if (!failure) {
+			failure = std::make_exception_ptr(UploadCancelled());
+		}
+	}
+	AbortUnlessCompleting();
 }
 
 void ObjectUpload::State::Fail(std::exception_ptr error) {
@@ -208,23 +367,11 @@ std::exception_ptr ObjectUpload::State::WaitForParts(const std::function<bool()>
 	return failure;
 }
 
-void ObjectUpload::State::Abort() noexcept {
-	std::string id;
-	{
-		std::lock_guard<std::mutex> guard(lock);
-		if (phase != Phase::BEGUN) {
-			return;
-		}
-		id = upload_id;
-	}
-	target->Abort(id);
-}
-
 ObjectUpload::ObjectUpload(std::shared_ptr<UploadTarget> target, IoPool &pool, std::shared_ptr<UploadBudget> budget,
                            UploadOptions options_p)
     : state(std::make_shared<State>(std::move(target), pool, std::move(budget),
                                     std::max<uint64_t>(options_p.part_attempts, 1))),
-      options(options_p), part_size(options_p.part_size) {
+      options(options_p), equal_parts(state->target->EqualPartsOnly()), part_size(options_p.part_size) {
 	if (options.part_size == 0) {
 		throw std::invalid_argument("the part size of an upload must be at least 1 byte");
 	}
@@ -239,9 +386,7 @@ ObjectUpload::~ObjectUpload() {
 	}
 }
 
-void ObjectUpload::Abandon() noexcept {
-	state->WaitForParts();
-	state->Abort();
+void ObjectUpload::FreeBuffer() noexcept {
 	spill.reset();
 	if (buffer) {
 		buffer.reset();
@@ -250,9 +395,30 @@ void ObjectUpload::Abandon() noexcept {
 	}
 }
 
+void ObjectUpload::Abandon() noexcept {
+	state->WaitForParts();
+	state->AbortUnlessCompleting();
+	FreeBuffer();
+}
+
 void ObjectUpload::FollowFairShare() {
 	auto share = std::max(state->budget->FairShare(), options.min_part_size);
 	part_size = std::max(std::min(options.part_size, share), std::max<uint64_t>(filled, 1));
+}
+
+uint64_t ObjectUpload::PartLimit() const {
+	if (equal_parts) {
+		return part_size;
+	}
+	// An S3 object has at most 10,000 parts: past 1,000 parts' worth of the smallest, parts grow with the object.
+	static constexpr uint64_t PARTS_BEFORE_GROWING = 1000;
+	uint64_t limit = part_size;
+	auto rate = state->budget->SendRate();
+	if (rate > 0) {
+		limit = std::min(limit, std::max(static_cast<uint64_t>(rate * PART_SECONDS), options.min_part_size));
+	}
+	limit = std::max(limit, std::min(options.part_size, written / PARTS_BEFORE_GROWING));
+	return std::max<uint64_t>(limit, 1);
 }
 
 std::shared_ptr<char> ObjectUpload::TakeBytes() {
@@ -274,6 +440,32 @@ void ObjectUpload::Seal() {
 	state->Dispatch(std::move(part));
 }
 
+void ObjectUpload::SealRest() {
+	uint64_t limit = PartLimit();
+	uint64_t pieces = equal_parts || limit >= filled ? 1 : std::min(filled / options.min_part_size, filled / limit + 1);
+	if (pieces <= 1 || spill) {
+		Seal();
+		return;
+	}
+	// One buffer, many parts: its bytes go back to the budget when the last of them settles.
+	auto budget = state->budget;
+	uint64_t charge = charged;
+	std::shared_ptr<char> bytes(buffer.release(), [budget, charge](char *freed) {
+		delete[] freed;
+		budget->Release(charge);
+	});
+	uint64_t offset = 0;
+	for (uint64_t i = 0; i < pieces; i++) {
+		uint64_t size = i + 1 < pieces ? filled / pieces : filled - offset;
+		state->budget->PartSealed();
+		auto piece = std::shared_ptr<char>(bytes, bytes.get() + offset);
+		state->Dispatch(std::make_shared<Part>(state, ++parts_sealed, std::move(piece), size, 0));
+		offset += size;
+	}
+	filled = 0;
+	charged = 0;
+}
+
 bool ObjectUpload::SealAsFirstPart() {
 	if (parts_sealed > 0 || filled < options.min_part_size) {
 		return false;
@@ -283,10 +475,10 @@ bool ObjectUpload::SealAsFirstPart() {
 	return true;
 }
 
-bool ObjectUpload::Charge(uint64_t needed) {
+bool ObjectUpload::Charge(uint64_t needed, uint64_t limit) {
 	auto &budget = *state->budget;
 	uint64_t step = std::max<uint64_t>(options.charge_step, 1);
-	uint64_t more = std::min((needed - charged + step - 1) / step * step, part_size - charged);
+	uint64_t more = std::min((needed - charged + step - 1) / step * step, std::max(limit, needed) - charged);
 	if (budget.Reserve(more)) {
 		charged += more;
 		return true;
@@ -309,7 +501,11 @@ void ObjectUpload::SendEarly() {
 	if (!guard || closed || !buffer || state->Failure()) {
 		return;
 	}
-	if (!SealAsFirstPart() && filled == part_size) {
+	if (SealAsFirstPart()) {
+		return;
+	}
+	// A store that takes parts of any size takes what the file holds, once it is a part the store takes.
+	if (filled >= PartLimit() || (!equal_parts && filled >= options.min_part_size)) {
 		Seal();
 	}
 }
@@ -327,8 +523,9 @@ void ObjectUpload::Write(const char *data, uint64_t size) {
 			if (parts_sealed == 0) {
 				FollowFairShare();
 			}
+			uint64_t limit = std::min(PartLimit(), options.part_size);
 			// A full part is sealed only when more bytes come: an object of exactly one part is one PUT at Close.
-			if ((buffer || spill) && filled == part_size) {
+			if ((buffer || spill) && filled >= limit) {
 				Seal();
 			}
 			if (!buffer && !spill) {
@@ -336,10 +533,10 @@ void ObjectUpload::Write(const char *data, uint64_t size) {
 				// as this object's may grow while no part is sealed.
 				buffer.reset(new char[options.part_size]);
 			}
-			uint64_t n = std::min(size, part_size - filled);
+			uint64_t n = std::min(size, limit - filled);
 			if (spill) {
 				spill->Append(data, n);
-			} else if (filled + n > charged && !Charge(filled + n)) {
+			} else if (filled + n > charged && !Charge(filled + n, limit)) {
 				continue; // the buffer was sealed early or moved to disk
 			} else {
 				std::memcpy(buffer.get() + filled, data, n);
@@ -356,51 +553,104 @@ void ObjectUpload::Write(const char *data, uint64_t size) {
 	}
 }
 
-void ObjectUpload::Close() {
+void ObjectUpload::SendWhole(bool background) {
+	// Counted as a part in flight while it is sent, so that waiting writers know its bytes come back.
+	struct Whole {
+		std::shared_ptr<State> state;
+		std::shared_ptr<char> bytes;
+		uint64_t size;
+		uint64_t charge;
+		bool sent = false;
+		void Send() {
+			std::exception_ptr error;
+			try {
+				state->target->PutWhole(bytes.get(), size);
+			} catch (...) {
+				error = std::current_exception();
+			}
+			sent = true;
+			bytes.reset();
+			state->budget->PartSettled(charge);
+			state->Done(error);
+		}
+		~Whole() {
+			if (!sent) { // dropped with the pool
+				bytes.reset();
+				state->budget->PartSettled(charge);
+				state->Done(
+				    std::make_exception_ptr(std::runtime_error("the object was not sent: the IO pool stopped")));
+			}
+		}
+	};
+	auto whole = std::make_shared<Whole>();
+	whole->state = state;
+	whole->charge = charged;
+	whole->size = filled;
+	charged = 0;
+	whole->bytes = TakeBytes();
+	filled = 0;
+	state->budget->PartSealed();
+	{
+		std::lock_guard<std::mutex> guard(state->lock);
+		state->closing = true;
+		state->finishing = true;
+	}
+	if (background) {
+		state->pool.Submit([whole] { whole->Send(); });
+	} else {
+		whole->Send();
+	}
+}
+
+std::shared_ptr<UploadCompletion> ObjectUpload::StartClose(bool background) {
 	std::lock_guard<std::mutex> guard(writing);
 	if (closed) {
 		throw std::logic_error("an upload is closed once");
 	}
 	closed = true;
 	state->budget->SendOthersEarly(*this);
-	if (auto failure = state->Failure()) {
-		Abandon();
+	auto completion = std::make_shared<UploadCompletion>(state);
+	if (state->Failure()) {
+		FreeBuffer();
+	} else if (parts_sealed == 0) {
+		SendWhole(background);
+		return completion;
+	} else if (filled > 0) {
+		SealRest();
+	}
+	state->Closing(state);
+	return completion;
+}
+
+void ObjectUpload::Close() {
+	auto completion = StartClose(false);
+	if (auto failure = completion->Wait(options.cancelled)) {
 		std::rethrow_exception(failure);
 	}
-	if (parts_sealed == 0) {
-		// Counted as a part in flight while it is sent, so that waiting writers know its bytes come back.
-		uint64_t charge = charged;
-		charged = 0;
-		auto whole = TakeBytes();
-		state->budget->PartSealed();
-		try {
-			state->target->PutWhole(whole.get(), filled);
-		} catch (...) {
-			whole.reset();
-			state->budget->PartSettled(charge);
-			throw;
-		}
-		whole.reset();
-		state->budget->PartSettled(charge);
-		return;
-	}
-	if (filled > 0) {
-		Seal();
-	}
-	auto failure = state->WaitForParts(options.cancelled);
-	if (failure) {
-		Abandon();
-		std::rethrow_exception(failure);
-	}
-	try {
-		state->target->Complete(state->upload_id, state->names);
-	} catch (...) {
-		if (state->target->Completed(state->names)) {
-			return;
-		}
-		Abandon();
-		throw;
-	}
+}
+
+std::shared_ptr<UploadCompletion> ObjectUpload::CloseInBackground() {
+	return StartClose(true);
+}
+
+UploadCompletion::UploadCompletion(std::shared_ptr<ObjectUpload::State> state_p) : state(std::move(state_p)) {
+}
+
+std::exception_ptr UploadCompletion::Wait(const std::function<bool()> &cancelled) {
+	return state->WaitDone(cancelled);
+}
+
+void UploadCompletion::Cancel() noexcept {
+	state->Cancel();
+}
+
+bool UploadCompletion::AwaitDone(const std::function<bool()> &give_up) {
+	return state->AwaitDone(give_up);
+}
+
+bool UploadCompletion::Done() {
+	std::lock_guard<std::mutex> guard(state->lock);
+	return state->done;
 }
 
 } // namespace httpfs2

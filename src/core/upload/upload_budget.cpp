@@ -78,6 +78,21 @@ void UploadBudget::SendOthersEarly(ObjectUpload &closing) {
 	}
 }
 
+void UploadBudget::PartSent(uint64_t sent, double seconds) {
+	static constexpr double WEIGHT = 0.3; // of the newest part: a few parts tell the link, one does not
+	if (sent == 0 || seconds <= 0) {
+		return;
+	}
+	double rate = static_cast<double>(sent) / seconds;
+	std::lock_guard<std::mutex> guard(lock);
+	send_rate = send_rate == 0 ? rate : send_rate + WEIGHT * (rate - send_rate);
+}
+
+double UploadBudget::SendRate() const {
+	std::lock_guard<std::mutex> guard(lock);
+	return send_rate;
+}
+
 uint64_t UploadBudget::InUse() const {
 	return bytes.InUse();
 }

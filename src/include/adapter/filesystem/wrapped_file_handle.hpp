@@ -13,6 +13,7 @@
 #pragma once
 
 #include "adapter/filesystem/lazy_handle.hpp"
+#include "adapter/filesystem/statement_uploads.hpp"
 #include "adapter/filesystem/uploading_paths.hpp"
 #include "adapter/stores/checked_range_reader.hpp"
 #include "adapter/stores/object_version.hpp"
@@ -106,13 +107,16 @@ public:
 
 class UploadHandle : public WrappedFileHandle {
 public:
+	//! `statement`: where the close goes on in the background (null: Close waits for the object).
 	UploadHandle(duckdb::FileSystem &wrapper, const std::string &path, duckdb::FileOpenFlags flags,
 	             std::unique_ptr<ObjectUpload> upload, std::shared_ptr<IoStats> stats,
-	             std::unique_ptr<UploadingPaths::Mark> uploading, const IoSettings &settings);
+	             std::unique_ptr<UploadingPaths::Mark> uploading, duckdb::shared_ptr<StatementUploads> statement,
+	             const IoSettings &settings);
 	//! An upload not closed successfully is aborted here (ObjectUpload's destructor): the key keeps what it had.
 	~UploadHandle() override;
 
-	//! The object is complete and visible once Close returns.
+	//! The object is complete and visible once Close returns, or, closed in the background, once the transaction
+	//! that wrote it commits (StatementUploads).
 	void Close() override;
 
 	const std::unique_ptr<ObjectUpload> upload;
@@ -122,6 +126,7 @@ private:
 	//! Held until the object is complete or the handle dropped: DuckDB removes a failed COPY's file before it drops
 	//! the handle, and that removal is skipped (UploadingPaths).
 	std::unique_ptr<UploadingPaths::Mark> uploading;
+	duckdb::shared_ptr<StatementUploads> statement;
 	bool closed = false;
 };
 

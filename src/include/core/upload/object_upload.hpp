@@ -3,15 +3,20 @@
 //
 // core/upload/object_upload.hpp
 //
-// Writing one object: the bytes are cut into parts of one fixed size (R2 rejects multipart uploads whose other parts
-// differ), each sent on the IO pool as soon as it fills, many in flight per object and across objects, their
-// buffers charged to the database's UploadBudget as they fill. An object that fits in one part is one PUT at Close.
-// The part size is fixed by the first part: at most the budget's fair share while many objects are written at once.
+// Writing one object: the bytes are cut into parts, each sent on the IO pool as soon as it fills, many in flight per
+// object and across objects, their buffers charged to the database's UploadBudget as they fill. An object that fits
+// in one part is one PUT at Close. Where the store takes only parts of one size but the last (R2), the first part
+// fixes the size of the others: at most the budget's fair share while many objects are written at once. Where it
+// takes parts of any size (S3, Azure blocks), parts follow the link: as long as the budget's measured rate per
+// connection sends in about PART_SECONDS (never under the smallest part the store takes), so that the last parts
+// of an object, sent after its close, take little time on a slow stream; and what a file holds is sent early when
+// another file closes.
 // A write never fails for memory: when the budget is held by buffers that cannot be sent yet, a buffer goes early as
 // the object's first part, or on to local disk (SpillFile). Closing one object makes the others send what they can,
 // as DuckDB closes a PARTITION_BY's files one after another.
-// Close returns when the object is complete; a failed part, a failed completion or a destruction without Close aborts
-// the upload, so the key keeps what it had.
+// Close returns when the object is complete; CloseInBackground leaves its last parts and its completion to the IO
+// pool and returns an UploadCompletion to wait for. A failed part, a failed completion, a cancelled completion or a
+// destruction without Close aborts the upload, so the key keeps what it had.
 //===----------------------------------------------------------------------===//
 
 #pragma once
@@ -39,6 +44,10 @@ public:
 	virtual std::string Begin() = 0;
 	//! Sends part `number` (from 1); what Complete needs to name it (S3's ETag, Azure's block id).
 	virtual std::string SendPart(const std::string &upload_id, uint64_t number, const char *data, uint64_t size) = 0;
+	//! Whether every part but the last must be of one size (R2); S3 and Azure take parts of any size.
+	virtual bool EqualPartsOnly() const {
+		return true;
+	}
 	//! Makes the object of these parts, in order, complete and visible.
 	virtual void Complete(const std::string &upload_id, const std::vector<std::string> &parts) = 0;
 	//! Drops the upload and the parts sent; must not throw.
@@ -80,8 +89,12 @@ public:
 	}
 };
 
+class UploadCompletion;
+
 class ObjectUpload {
 public:
+	struct State;
+
 	ObjectUpload(std::shared_ptr<UploadTarget> target, IoPool &pool, std::shared_ptr<UploadBudget> budget,
 	             UploadOptions options);
 	//! Without a successful Close: waits for the parts in flight, then aborts. The object is not created.
@@ -92,8 +105,11 @@ public:
 	//! Appends `size` bytes; waits while the budget is full. Throws the failure of a part sent earlier.
 	void Write(const char *data, uint64_t size);
 	//! Sends what remains and completes the object: complete and visible when this returns. On failure the upload is
-	//! aborted and the failure thrown. Once only.
+	//! aborted and the failure thrown. Once only (or CloseInBackground).
 	void Close();
+	//! Seals what remains and returns at once: the last parts and the completion (or the object's one PUT) go on on
+	//! the IO pool. The object is complete when the completion's Wait returns no failure. Once only (or Close).
+	std::shared_ptr<UploadCompletion> CloseInBackground();
 	//! Another object is being closed (UploadBudget::SendOthersEarly): unless this one is being written right now, the
 	//! bytes it holds that the store takes as a part are sent now (a first part of at least min_part_size fixes the
 	//! object's part size at what it holds), so that its own Close has only its tail to send.
@@ -106,12 +122,23 @@ public:
 		return bytes_spilled;
 	}
 
+	//! A part of the store's stays this many seconds in flight where the store takes parts of any size.
+	static constexpr double PART_SECONDS = 0.5;
+
 private:
-	struct State;
 	struct Part;
 	struct BeginTask;
-	//! The full buffer becomes a part in flight.
+	//! Marks the upload closed and sends what remains; `background`: the whole PUT goes on the pool.
+	std::shared_ptr<UploadCompletion> StartClose(bool background);
+	//! The buffer's `filled` bytes become a part in flight.
 	void Seal();
+	//! The buffer's bytes become parts in flight: one, or where the store takes parts of any size, as many of at
+	//! least min_part_size as keep each about PART_SECONDS on the link.
+	void SealRest();
+	//! The object in one PUT, here or (`background`) on the IO pool.
+	void SendWhole(bool background);
+	//! The length a part may have before it is sealed.
+	uint64_t PartLimit() const;
 	//! Sends the buffer now as the object's first part, fixing the part size at what it holds, if no part did yet and
 	//! it holds at least min_part_size; whether it did.
 	bool SealAsFirstPart();
@@ -120,14 +147,18 @@ private:
 	//! Charges the buffer to the budget for `needed` bytes (whole steps, at most the part size). False when the budget
 	//! cannot hold them and nothing in flight will give any back: the buffer was then sealed early (its bytes are the
 	//! object's part size, see UploadOptions::min_part_size), or else moved to a SpillFile.
-	bool Charge(uint64_t needed);
+	bool Charge(uint64_t needed, uint64_t limit);
 	//! The current part's bytes, from memory or disk, for sending.
 	std::shared_ptr<char> TakeBytes();
 	//! Waits for the parts in flight, aborts the upload and frees the buffer: the key keeps what it had.
 	void Abandon() noexcept;
+	//! Drops the bytes not sealed, giving their budget back.
+	void FreeBuffer() noexcept;
 
 	const std::shared_ptr<State> state;
 	const UploadOptions options;
+	//! The store takes only parts of one size but the last (UploadTarget::EqualPartsOnly).
+	const bool equal_parts;
 	//! Held by Write and Close; SendEarly only tries it.
 	std::mutex writing;
 	//! The length of this object's parts: until the first is sealed, options.part_size within the budget's fair
@@ -144,6 +175,25 @@ private:
 	uint64_t written = 0;
 	uint64_t bytes_spilled = 0;
 	bool closed = false;
+};
+
+//! An upload closed in the background (ObjectUpload::CloseInBackground): outlives its ObjectUpload.
+class UploadCompletion {
+public:
+	explicit UploadCompletion(std::shared_ptr<ObjectUpload::State> state);
+	//! Waits until the object is complete (no failure) or its upload aborted (the failure). Once `cancelled` says so,
+	//! the upload is aborted unless its completion was sent already, and the wait ends with UploadCancelled.
+	std::exception_ptr Wait(const std::function<bool()> &cancelled = nullptr);
+	//! The object must not be made: the upload is aborted unless its completion was sent already (then the object is
+	//! complete). Does not wait for the parts in flight, whose end aborts what the abort could not reach yet.
+	void Cancel() noexcept;
+	bool Done();
+	//! Waits until the object is done, as a reader of its path does: false when `give_up` said so first (the upload
+	//! goes on).
+	bool AwaitDone(const std::function<bool()> &give_up);
+
+private:
+	const std::shared_ptr<ObjectUpload::State> state;
 };
 
 } // namespace httpfs2

@@ -50,6 +50,12 @@ public:
 	//! (ObjectUpload::SendEarly) and only their tails are left for their own closes.
 	void SendOthersEarly(ObjectUpload &closing);
 
+	//! A part of `bytes` was sent on one connection in `seconds`, first byte to answer: the rate per connection that
+	//! part sizes follow where the store takes parts of any size.
+	void PartSent(uint64_t bytes, double seconds);
+	//! Bytes per second one connection sends, as measured lately; 0 before the first part was sent.
+	double SendRate() const;
+
 	uint64_t InUse() const;
 	uint64_t Peak() const;
 	void ResetPeak();
@@ -66,6 +72,7 @@ private:
 	std::condition_variable freed;
 	uint64_t parts_in_flight = 0;
 	uint64_t parts_in_flight_peak = 0;
+	double send_rate = 0;
 	//! The uploads open; their own locks are only tried while this is held.
 	mutable std::mutex uploads_lock;
 	std::set<ObjectUpload *> uploads;
