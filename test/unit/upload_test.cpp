@@ -622,6 +622,7 @@ TEST(ObjectUpload, AStoreThatTakesOnlyEqualPartsGetsThem) {
 		auto store = std::make_shared<SimulatedUploadStore>();
 		store->equal_parts_only = equal_only;
 		auto other = std::make_shared<SimulatedUploadStore>();
+		f.budget->PartSent(4 * PART, 1.0); // a link fast enough for parts of PART
 		auto writing = f.UploadTo(store, PART / 4);
 		auto closing = f.UploadTo(other, PART / 4);
 		auto bytes = RandomBytes(2 * PART + PART / 2, 60);
@@ -646,20 +647,21 @@ TEST(ObjectUpload, AStoreThatTakesOnlyEqualPartsGetsThem) {
 	}
 }
 
-TEST(ObjectUpload, OnASlowLinkTheLastBytesGoAsSeveralSmallParts) {
-	// Parts follow the rate one connection sends at (about PART_SECONDS each), where the store takes any sizes: the
-	// bytes a close leaves go as several parts at once rather than one slow one.
+TEST(ObjectUpload, PartsFollowTheLinkAndTheLastBytesGoAsSeveralSmallParts) {
+	// Where the store takes any sizes, parts follow the rate one connection sends at (about PART_SECONDS each), and
+	// the bytes a close leaves go as several parts side by side rather than one slow one.
 	Fixture f(64 * PART);
 	auto store = std::make_shared<SimulatedUploadStore>(std::chrono::microseconds(100000));
 	store->equal_parts_only = false;
 	auto upload = f.UploadTo(store, PART / 16);
-	auto bytes = RandomBytes(PART + PART / 2, 70);
-	upload->Write(bytes.data(), bytes.size()); // part 1 (PART) sealed, PART / 2 held; nothing measured yet
-	f.budget->PartSent(PART / 2, 1.0);         // a link on which PART / 4 takes PART_SECONDS
+	f.budget->PartSent(PART, 1.0); // a link on which PART / 4 takes PART_SECONDS
+	auto bytes = RandomBytes(2 * PART, 70);
+	upload->Write(bytes.data(), bytes.size()); // parts 1-7 sealed before any is answered; PART / 4 held
 	upload->Close();
 	EXPECT_EQ(store->object, bytes);
-	ASSERT_EQ(store->part_sizes.size(), 4u) << "the last PART / 2 in 3 parts of about PART / 4 or less";
-	EXPECT_EQ(store->part_sizes.at(1), PART);
-	EXPECT_EQ(store->part_sizes.at(2) + store->part_sizes.at(3) + store->part_sizes.at(4), PART / 2);
+	ASSERT_EQ(store->part_sizes.size(), 11u);
+	for (uint64_t n = 1; n <= 11; n++) {
+		EXPECT_EQ(store->part_sizes.at(n), n <= 7 ? PART / 4 : PART / 16) << "part " << n;
+	}
 	EXPECT_EQ(f.budget->InUse(), 0u);
 }

@@ -33,6 +33,7 @@ const vector<Column> &ExtraColumns() {
 	    {"upload_memory_limit", LogicalType::UBIGINT},
 	    {"upload_memory_peak", LogicalType::UBIGINT},
 	    {"upload_parts_in_flight_peak", LogicalType::UBIGINT},
+	    {"upload_streams", LogicalType::UBIGINT},
 	    {"model_first_byte_latency_ms", LogicalType::DOUBLE},
 	    {"model_stream_bandwidth_mib_s", LogicalType::DOUBLE},
 	    {"model_learned_overhead_ms", LogicalType::DOUBLE},
@@ -79,6 +80,7 @@ vector<Value> StatsRow(const string &name, const IoStatsSnapshot &stats, const E
 	row.push_back(Value::UBIGINT(state.upload_budget->Limit()));
 	row.push_back(Value::UBIGINT(state.upload_budget->Peak()));
 	row.push_back(Value::UBIGINT(state.upload_budget->PartsInFlightPeak()));
+	row.push_back(Value::UBIGINT(state.upload_budget->StreamsAllowed()));
 	row.push_back(ModelValue(model.latency_samples, model.first_byte_latency_s * 1000.0));
 	row.push_back(ModelValue(model.bandwidth_samples, model.stream_bandwidth_bps / static_cast<double>(MiB)));
 	row.push_back(ModelValue(model.overhead_samples, model.learned_overhead_s * 1000.0));

@@ -98,7 +98,7 @@ unique_ptr<UploadHandle> WrappedFileSystem::OpenUpload(const string &path, duckd
 		};
 	}
 	std::unique_ptr<ObjectUpload> upload(
-	    new ObjectUpload(std::move(target), state->io_pool, state->upload_budget, options));
+	    new ObjectUpload(std::move(target), state->upload_pool, state->upload_budget, options));
 	auto mark = std::unique_ptr<UploadingPaths::Mark>(new UploadingPaths::Mark(uploading, path));
 	return duckdb::make_uniq<UploadHandle>(*this, path, flags, std::move(upload), stats, std::move(mark),
 	                                       StatementUploads::For(opener), settings);

@@ -8,6 +8,10 @@ namespace httpfs2 {
 constexpr uint64_t StreamController::START_STREAMS;
 constexpr uint64_t StreamController::MAX_STREAMS;
 
+StreamController::StreamController(uint64_t start_streams)
+    : start(std::max<uint64_t>(std::min(start_streams, MAX_STREAMS), 1)), state {start, start, 0, 0, 0} {
+}
+
 double StreamController::Now() {
 	return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
@@ -105,7 +109,7 @@ StreamSnapshot StreamController::Snapshot() const {
 
 void StreamController::Reset() {
 	MutexLock guard(lock);
-	state = StreamSnapshot {START_STREAMS, START_STREAMS, 0, 0, 0};
+	state = StreamSnapshot {start, start, 0, 0, 0};
 	starting = true;
 	hold = 0;
 	// Transfers in flight stay counted: they will finish.

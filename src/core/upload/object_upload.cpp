@@ -191,10 +191,22 @@ void ObjectUpload::State::Send(Part &part) {
 			return;
 		}
 	}
+	// One of the streams the link allows, for as long as the part is sent (its attempts included).
+	struct Stream {
+		explicit Stream(UploadBudget &budget_p) : budget(budget_p) {
+			budget.AcquireStream();
+		}
+		~Stream() {
+			budget.ReleaseStream();
+		}
+		UploadBudget &budget;
+	} stream(*budget);
 	for (uint64_t attempt = 1; attempt <= part_attempts; attempt++) {
 		try {
 			auto start = std::chrono::steady_clock::now();
+			StreamController::Transfer transfer(budget->streams);
 			part.name = target->SendPart(upload_id, part.number, part.bytes.get(), part.size);
+			transfer.Done(part.size);
 			budget->PartSent(part.size,
 			                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
 			part.sent = true;
@@ -412,11 +424,10 @@ uint64_t ObjectUpload::PartLimit() const {
 	}
 	// An S3 object has at most 10,000 parts: past 1,000 parts' worth of the smallest, parts grow with the object.
 	static constexpr uint64_t PARTS_BEFORE_GROWING = 1000;
-	uint64_t limit = part_size;
+	// Until a part was measured, the smallest: on a slow stream the first parts must not be the slowest.
 	auto rate = state->budget->SendRate();
-	if (rate > 0) {
-		limit = std::min(limit, std::max(static_cast<uint64_t>(rate * PART_SECONDS), options.min_part_size));
-	}
+	uint64_t follow = rate > 0 ? static_cast<uint64_t>(rate * PART_SECONDS) : 0;
+	uint64_t limit = std::min(part_size, std::max(follow, options.min_part_size));
 	limit = std::max(limit, std::min(options.part_size, written / PARTS_BEFORE_GROWING));
 	return std::max<uint64_t>(limit, 1);
 }
@@ -441,8 +452,10 @@ void ObjectUpload::Seal() {
 }
 
 void ObjectUpload::SealRest() {
-	uint64_t limit = PartLimit();
-	uint64_t pieces = equal_parts || limit >= filled ? 1 : std::min(filled / options.min_part_size, filled / limit + 1);
+	// The bytes left at a close are all that is still to send of the object: as parts of at least the smallest side
+	// by side, they take a fraction of one part's time on the link.
+	static constexpr uint64_t MAX_PIECES = 4;
+	uint64_t pieces = equal_parts ? 1 : std::min(filled / std::max<uint64_t>(options.min_part_size, 1), MAX_PIECES);
 	if (pieces <= 1 || spill) {
 		Seal();
 		return;

@@ -6,6 +6,8 @@
 
 namespace httpfs2 {
 
+constexpr uint64_t UploadBudget::START_STREAMS;
+
 UploadBudget::UploadBudget(uint64_t limit_bytes) : bytes(limit_bytes) {
 }
 
@@ -86,6 +88,22 @@ void UploadBudget::PartSent(uint64_t sent, double seconds) {
 	double rate = static_cast<double>(sent) / seconds;
 	std::lock_guard<std::mutex> guard(lock);
 	send_rate = send_rate == 0 ? rate : send_rate + WEIGHT * (rate - send_rate);
+}
+
+void UploadBudget::AcquireStream() {
+	std::unique_lock<std::mutex> guard(lock);
+	freed.wait(guard, [&] { return sending < StreamsAllowed(); });
+	sending++;
+}
+
+void UploadBudget::ReleaseStream() {
+	std::lock_guard<std::mutex> guard(lock);
+	sending--;
+	freed.notify_all();
+}
+
+uint64_t UploadBudget::StreamsAllowed() const {
+	return std::min(streams.Streams(), StreamController::MAX_STREAMS);
 }
 
 double UploadBudget::SendRate() const {

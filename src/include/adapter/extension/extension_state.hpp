@@ -63,6 +63,9 @@ public:
 	const std::shared_ptr<UploadBudget> upload_budget;
 	CostModel cost_model;
 	IoPool io_pool;
+	//! The uploads' parts and completions: as many threads as parts may be sent at once (UploadBudget::streams), so
+	//! that uploads follow the link past io_threads and never hold up reads' fetches.
+	IoPool upload_pool;
 
 private:
 	std::mutex lock;

@@ -148,13 +148,14 @@ constexpr SettingSpec SETTING_SPECS[] = {
         "CPU than it waits; 0 always does",
         SettingScope::SESSION, 5, 0, 60000, &IoSettings::min_latency_ms),
     FlagSetting("httpfs2_write_enabled",
-                "Write s3:// and az:// files with httpfs2's uploader: parts of write_part_size_bytes sent in parallel "
-                "on the IO pool as they fill, the object complete when the file closes or left as it was; only when "
-                "httpfs2_parallel_read_enabled is on",
+                "Write s3:// and az:// files with httpfs2's uploader: parts sent in parallel on the IO pool as they "
+                "fill, each object complete when the statement that wrote it ends (its commit) or left as it was; "
+                "only when httpfs2_parallel_read_enabled is on",
                 true, &IoSettings::write_enabled),
     NumberSetting("httpfs2_write_part_size_bytes",
-                  "Size of every part of an upload but the last, at most: files written at once share the memory "
-                  "budget (S3 wants at least 5 MiB); an object up to this size is one PUT",
+                  "Largest part of an upload: files written at once share the memory budget, parts follow the "
+                  "link below it where the store takes parts of any size, R2 gets parts of one size (S3 wants at "
+                  "least 5 MiB); an object up to this size is one PUT",
                   SettingScope::SESSION, 16 * MiB, 5 * MiB, GiB, &IoSettings::write_part_size_bytes),
     NumberSetting("httpfs2_write_memory_limit_bytes",
                   "Memory for the part buffers of all uploads of the database; never exceeded: a write waits for "

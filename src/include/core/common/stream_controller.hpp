@@ -47,6 +47,9 @@ public:
 	static constexpr double GAIN = 0.1;
 	static constexpr uint64_t HOLD_WINDOWS = 40;
 
+	//! Starts at `start_streams` (reads: START_STREAMS; uploads, whose parts wait for a stream, more).
+	explicit StreamController(uint64_t start_streams = START_STREAMS);
+
 	//! The streams reads may use now.
 	uint64_t Streams() const;
 	//! A transfer (a sub-read, a read-ahead fetch) starts at `now`, a steady clock in seconds.
@@ -82,8 +85,9 @@ private:
 	void CloseWindowLocked(double now) HTTPFS2_REQUIRES(lock);
 	static uint64_t More(uint64_t streams, bool starting);
 
+	const uint64_t start;
 	mutable Mutex lock;
-	StreamSnapshot state HTTPFS2_GUARDED_BY(lock) = {START_STREAMS, START_STREAMS, 0, 0, 0};
+	StreamSnapshot state HTTPFS2_GUARDED_BY(lock);
 	uint64_t hold HTTPFS2_GUARDED_BY(lock) = 0;
 	//! No probe failed yet: streams double (a slow start, as TCP's), then grow by half.
 	bool starting HTTPFS2_GUARDED_BY(lock) = true;

@@ -8,9 +8,9 @@
 // in one part is one PUT at Close. Where the store takes only parts of one size but the last (R2), the first part
 // fixes the size of the others: at most the budget's fair share while many objects are written at once. Where it
 // takes parts of any size (S3, Azure blocks), parts follow the link: as long as the budget's measured rate per
-// connection sends in about PART_SECONDS (never under the smallest part the store takes), so that the last parts
-// of an object, sent after its close, take little time on a slow stream; and what a file holds is sent early when
-// another file closes.
+// connection sends in about PART_SECONDS (never under the smallest part the store takes), so that the parts still
+// in flight at an object's close take little time on a slow stream; the bytes a close leaves go as up to four parts
+// side by side; and what a file holds is sent early when another file closes.
 // A write never fails for memory: when the budget is held by buffers that cannot be sent yet, a buffer goes early as
 // the object's first part, or on to local disk (SpillFile). Closing one object makes the others send what they can,
 // as DuckDB closes a PARTITION_BY's files one after another.
@@ -123,7 +123,7 @@ public:
 	}
 
 	//! A part of the store's stays this many seconds in flight where the store takes parts of any size.
-	static constexpr double PART_SECONDS = 0.5;
+	static constexpr double PART_SECONDS = 0.25;
 
 private:
 	struct Part;
@@ -132,8 +132,8 @@ private:
 	std::shared_ptr<UploadCompletion> StartClose(bool background);
 	//! The buffer's `filled` bytes become a part in flight.
 	void Seal();
-	//! The buffer's bytes become parts in flight: one, or where the store takes parts of any size, as many of at
-	//! least min_part_size as keep each about PART_SECONDS on the link.
+	//! The buffer's bytes (at Close) become parts in flight: one, or where the store takes parts of any size, up to
+	//! four of at least min_part_size, sent side by side.
 	void SealRest();
 	//! The object in one PUT, here or (`background`) on the IO pool.
 	void SendWhole(bool background);

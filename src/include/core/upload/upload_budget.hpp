@@ -12,6 +12,7 @@
 #pragma once
 
 #include "core/common/memory_budget.hpp"
+#include "core/common/stream_controller.hpp"
 
 #include <condition_variable>
 #include <cstdint>
@@ -56,6 +57,16 @@ public:
 	//! Bytes per second one connection sends, as measured lately; 0 before the first part was sent.
 	double SendRate() const;
 
+	//! Parts sent at once follow the link: as many as `streams` allows, which starts at START_STREAMS and grows
+	//! while the aggregate rate of the parts grows (StreamController), up to StreamController::MAX_STREAMS, and the
+	//! budget bounds them too. A part's send waits here for a stream, and gives it back once answered.
+	static constexpr uint64_t START_STREAMS = 16;
+	void AcquireStream();
+	void ReleaseStream();
+	//! The parts that may be sent at once now: what `streams` allows, at most StreamController::MAX_STREAMS.
+	uint64_t StreamsAllowed() const;
+	StreamController streams {START_STREAMS};
+
 	uint64_t InUse() const;
 	uint64_t Peak() const;
 	void ResetPeak();
@@ -73,6 +84,7 @@ private:
 	uint64_t parts_in_flight = 0;
 	uint64_t parts_in_flight_peak = 0;
 	double send_rate = 0;
+	uint64_t sending = 0;
 	//! The uploads open; their own locks are only tried while this is held.
 	mutable std::mutex uploads_lock;
 	std::set<ObjectUpload *> uploads;
