@@ -28,7 +28,7 @@ from bench.answers import normalize_rows, same_rows
 PEAK_SUFFIX = "_peak"  # httpfs2_stats() columns that are maxima, not counters
 # Columns about what the whole database shares (the IO pool, the memory budgets, the cost model): every row
 # repeats them, so they are taken once, not summed.
-DATABASE_WIDE = ("io_threads", "read_ahead_memory_", "upload_memory_", "model_")
+DATABASE_WIDE = ("io_threads", "read_ahead_memory_", "upload_memory_", "upload_streams", "model_", "streams")
 
 
 def sql_literal(value) -> str:

@@ -20,7 +20,7 @@ import duckdb
 import pytest
 
 from helpers import enable, sha256, uncached
-from rig import duckdb_connect, serve_http
+from rig import duckdb_connect, ducklake_extension, serve_http
 from rig.hostile_proxy import serve_hostile
 from test_uploads import open_multipart_uploads, stored
 
@@ -623,6 +623,35 @@ def test_one_failed_completion_of_a_partitioned_copy_fails_it_naming_the_file(co
     for key in written:
         path = local / key.removeprefix(folder)
         assert sha256(stored(rig, key)) == sha256(path.read_bytes()), key
+    assert open_multipart_uploads(rig) == []
+
+
+def test_a_ducklake_insert_whose_file_fails_to_complete_leaves_the_table_as_it_was(connect, rig, hostile_s3, tmp_path):
+    """DuckLake commits its metadata inside the transaction's commit, before httpfs2's commit hook would run: its
+    files' closes wait for their objects, so an insert whose data file's CompleteMultipartUpload fails (answered 200
+    with an <Error> body) fails naming the file, and the catalog never names it: the table reads as before."""
+    abort_open_uploads(rig)
+    db = writer(connect, "httpfs2", "curl")
+    db.con.execute("SET threads = 1")
+    db.con.execute(f"LOAD '{ducklake_extension()}'")
+    folder = f"{PREFIX}uploads/lake-{tmp_path.name}/"
+    db.con.execute(f"ATTACH 'ducklake:{tmp_path / 'lake.ducklake'}' AS lake (DATA_PATH '{rig.url(folder)}')")
+    rows = "SELECT i, md5(i::VARCHAR) || md5((i * 3)::VARCHAR) AS s FROM range({}, {}) r(i)"  # ~12 MB a file
+    check = "SELECT count(*), sum(i) FROM lake.t"
+    try:
+        db.con.execute(f"CREATE TABLE lake.t AS {rows.format(0, 400000)}")
+        before = db.con.execute(check).fetchone()
+        hostile_s3.mode = "complete_error_body"
+        outcome = db.run(f"INSERT INTO lake.t {rows.format(400000, 800000)}", proxy=hostile_s3)
+        hits = hostile_s3.counts.get("hit:complete_error_body", 0)
+        hostile_s3.mode = "normal"
+        fail_on_hang(outcome, "the INSERT")
+        assert hits >= 1, "the fault never happened: the data file was not a multipart upload"
+        assert names_the_file(outcome, folder), outcome.text()
+        assert db.con.execute(check).fetchone() == before == (400000, sum(range(400000)))
+    finally:
+        hostile_s3.mode = "normal"
+        db.con.execute("DETACH lake")
     assert open_multipart_uploads(rig) == []
 
 
