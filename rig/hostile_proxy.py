@@ -31,7 +31,8 @@ subresources); upload faults to the multipart requests of such keys; head_forbid
 `on_get(k, callback)` calls `callback()` in the proxy's thread just before the k-th matching object GET is forwarded
 (to replace an object mid-scan). `counts` says what the proxy saw and did: requests per method, "object_gets",
 "ranged_gets", "full_body_gets" (object GETs answered 200), "listings", "bytes_sent" (response bodies), and
-"hit:<mode>" each time a misbehaviour was applied ("hit:complete_404" for complete_lost_404's later answers); `log`
+"hit:<mode>" each time a misbehaviour was applied ("hit:complete_404" for complete_lost_404's later answers),
+"connections:<METHOD>" per client connection by the method of its first request (kept connections count once); `log`
 has one record per request.
 
 A client's SigV4 signature may cover the Range header (httpfs2 signs its own ranged GETs): given the store's
@@ -164,6 +165,7 @@ class _Handler(BaseHTTPRequestHandler):
     def setup(self):
         super().setup()
         self._upstream = None
+        self._first_request_seen = False
         self.proxy._track(self.connection, True)
 
     def finish(self):
@@ -322,6 +324,9 @@ class _Handler(BaseHTTPRequestHandler):
         }
         self._record = record
         proxy._count(self.command)
+        if not self._first_request_seen:
+            self._first_request_seen = True
+            proxy._count(f"connections:{self.command}")
         body = self._read_body()
         try:
             record["status"] = self._dispatch(path, params, body)

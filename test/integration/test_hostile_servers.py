@@ -656,6 +656,26 @@ def test_a_ducklake_insert_whose_file_fails_to_complete_leaves_the_table_as_it_w
 
 
 @pytest.mark.parametrize("client", CLIENTS)
+def test_the_uploads_of_a_transaction_share_kept_connections(connect, rig, hostile_s3, client):
+    """Three COPYs in one transaction, each one PUT made after the one before was answered: they go on one kept
+    connection (the hostile proxy keeps client connections alive, versitygw closes its own), where an upload that
+    kept only its own connections would open one each. The objects are the rows written."""
+    db = writer(connect, "httpfs2", client)
+    hostile_s3.reset()
+    keys = [f"{PREFIX}uploads/kept-{client}-{n}.csv" for n in range(3)]
+    db.con.execute("BEGIN")
+    for n, key in enumerate(keys):
+        db.con.execute(f"COPY (SELECT {n} AS n, i FROM range(1000) r(i)) TO '{rig.url(key)}' (FORMAT csv)")
+        time.sleep(0.3)  # the PUT, sent in the background, is answered
+    db.con.execute("COMMIT")
+    counts = hostile_s3.counts
+    assert counts.get("PUT") == 3, counts
+    assert counts.get("connections:PUT") == 1, counts
+    for n, key in enumerate(keys):
+        assert stored(rig, key).decode().splitlines()[1] == f"{n},0", key
+
+
+@pytest.mark.parametrize("client", CLIENTS)
 def test_a_part_answer_that_trickles_ends_at_an_interrupt_and_leaves_no_upload(
     request, connect, rig, hostile_s3, client
 ):

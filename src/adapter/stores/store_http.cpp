@@ -1,5 +1,7 @@
 #include "adapter/stores/store_http.hpp"
 
+#include "duckdb/main/client_context.hpp"
+
 namespace httpfs2 {
 
 duckdb::unique_ptr<duckdb::HTTPParams> QuietParams(duckdb::HTTPUtil &http, const std::string &path,
@@ -8,6 +10,35 @@ duckdb::unique_ptr<duckdb::HTTPParams> QuietParams(duckdb::HTTPUtil &http, const
 	auto params = http.InitializeParameters(opener, &info);
 	params->logger = nullptr;
 	return params;
+}
+
+std::shared_ptr<HostClientPools> UploadConnections::For(duckdb::optional_ptr<duckdb::FileOpener> opener) {
+	auto context = duckdb::FileOpener::TryGetClientContext(opener);
+	if (!context) {
+		return nullptr;
+	}
+	return context->registered_state->GetOrCreate<UploadConnections>("httpfs2_upload_connections")->Current();
+}
+
+std::shared_ptr<HostClientPools> UploadConnections::Current() {
+	std::lock_guard<std::mutex> guard(lock);
+	if (!pools) {
+		pools = std::make_shared<HostClientPools>();
+	}
+	return pools;
+}
+
+void UploadConnections::Drop() {
+	std::lock_guard<std::mutex> guard(lock);
+	pools.reset(); // uploads still sending keep theirs
+}
+
+void UploadConnections::TransactionCommit(duckdb::MetaTransaction &, duckdb::ClientContext &) {
+	Drop();
+}
+
+void UploadConnections::TransactionRollback(duckdb::MetaTransaction &, duckdb::ClientContext &) {
+	Drop();
 }
 
 } // namespace httpfs2

@@ -26,18 +26,25 @@ std::unique_ptr<UploadRequests> UploadRequests::For(const string &path,
 	if (http.GetName() == "Built-In") {
 		return nullptr;
 	}
-	return std::unique_ptr<UploadRequests>(
-	    new UploadRequests(path, http, QuietParams(http, path, opener), QuietParams(http, path, opener)));
+	return std::unique_ptr<UploadRequests>(new UploadRequests(
+	    path, http, QuietParams(http, path, opener), QuietParams(http, path, opener), UploadConnections::For(opener)));
 }
 
 UploadRequests::UploadRequests(string path_p, duckdb::HTTPUtil &http_p, unique_ptr<duckdb::HTTPParams> params_p,
-                               unique_ptr<duckdb::HTTPParams> single_attempt_p)
-    : path(std::move(path_p)), http(http_p), params(std::move(params_p)), single_attempt(std::move(single_attempt_p)) {
+                               unique_ptr<duckdb::HTTPParams> single_attempt_p,
+                               std::shared_ptr<HostClientPools> shared_p)
+    : path(std::move(path_p)), http(http_p), params(std::move(params_p)), single_attempt(std::move(single_attempt_p)),
+      shared(std::move(shared_p)) {
 	single_attempt->retries = 0;
 }
 
+ClientPool &UploadRequests::ClientsFor(const duckdb::BaseRequest &request) {
+	return shared ? shared->For(request.proto_host_port) : clients;
+}
+
 unique_ptr<duckdb::HTTPResponse> UploadRequests::Send(duckdb::BaseRequest &request, const string &what) {
-	auto client = clients.Take();
+	auto &pool = ClientsFor(request);
+	auto client = pool.Take();
 	unique_ptr<duckdb::HTTPResponse> response;
 	try {
 		response = http.Request(request, client);
@@ -45,7 +52,7 @@ unique_ptr<duckdb::HTTPResponse> UploadRequests::Send(duckdb::BaseRequest &reque
 		Rethrow(error, request, what);
 	}
 	Check(response.get(), what);
-	clients.GiveBack(std::move(client));
+	pool.GiveBack(std::move(client));
 	return response;
 }
 
@@ -54,8 +61,9 @@ UploadRequests::SendAttempts(const std::function<duckdb::BaseRequest &(duckdb::H
                              uint64_t min_attempts, bool &in_doubt) {
 	auto attempts = std::max<uint64_t>(params->retries + 1, min_attempts);
 	for (uint64_t attempt = 1;; attempt++) {
-		auto client = clients.Take();
 		auto &request = make(*single_attempt);
+		auto &pool = ClientsFor(request);
+		auto client = pool.Take();
 		unique_ptr<duckdb::HTTPResponse> response;
 		// httpfs throws what it would retry (no answer, 5xx, 429...) and answers a refusal (403, 404...), which
 		// Check throws: nothing was done, so nothing is retried.
@@ -69,7 +77,7 @@ UploadRequests::SendAttempts(const std::function<duckdb::BaseRequest &(duckdb::H
 			continue;
 		}
 		Check(response.get(), what);
-		clients.GiveBack(std::move(client));
+		pool.GiveBack(std::move(client));
 		return response;
 	}
 }

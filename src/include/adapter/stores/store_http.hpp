@@ -11,8 +11,12 @@
 
 #include "duckdb/common/file_opener.hpp"
 #include "duckdb/common/http_util.hpp"
+#include "duckdb/main/client_context_state.hpp"
 
+#include <map>
+#include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 namespace httpfs2 {
@@ -46,6 +50,42 @@ public:
 private:
 	std::mutex lock;
 	std::vector<duckdb::unique_ptr<duckdb::HTTPClient>> idle;
+};
+
+//! Idle clients by the host they talk to (a request's proto_host_port).
+class HostClientPools {
+public:
+	ClientPool &For(const std::string &proto_host_port) {
+		std::lock_guard<std::mutex> guard(lock);
+		auto &pool = pools[proto_host_port];
+		if (!pool) {
+			pool.reset(new ClientPool());
+		}
+		return *pool;
+	}
+
+private:
+	std::mutex lock;
+	std::map<std::string, std::unique_ptr<ClientPool>> pools;
+};
+
+//! The connections the uploads of a client context's transaction share, so that the parts of the many files of a
+//! statement go on kept connections rather than each file opening its own. New ones for each transaction: a client
+//! keeps the parameters (timeouts, proxy) it was made with, and a SET between statements must reach the next ones.
+class UploadConnections : public duckdb::ClientContextState {
+public:
+	//! Those of `opener`'s client context; null without one.
+	static std::shared_ptr<HostClientPools> For(duckdb::optional_ptr<duckdb::FileOpener> opener);
+
+	void TransactionCommit(duckdb::MetaTransaction &transaction, duckdb::ClientContext &context) override;
+	void TransactionRollback(duckdb::MetaTransaction &transaction, duckdb::ClientContext &context) override;
+
+private:
+	std::shared_ptr<HostClientPools> Current();
+	void Drop();
+
+	std::mutex lock;
+	std::shared_ptr<HostClientPools> pools;
 };
 
 } // namespace httpfs2

@@ -5,7 +5,8 @@
 //
 // What the requests of one upload share, whatever the store: DuckDB's HTTPUtil (httpfs's client: its retries, its
 // errors), HTTP parameters without DuckDB's HTTP log (it records headers and URLs, which carry signatures and SAS
-// tokens), connections kept alive and reused by the upload's parts, and failures that name the file and the request.
+// tokens), connections kept alive and reused by the parts of the transaction's uploads, and failures that name the file
+// and the request.
 //===----------------------------------------------------------------------===//
 
 #pragma once
@@ -52,7 +53,9 @@ public:
 
 private:
 	UploadRequests(std::string path, duckdb::HTTPUtil &http, duckdb::unique_ptr<duckdb::HTTPParams> params,
-	               duckdb::unique_ptr<duckdb::HTTPParams> single_attempt);
+	               duckdb::unique_ptr<duckdb::HTTPParams> single_attempt, std::shared_ptr<HostClientPools> shared);
+	//! Where `request` takes a kept connection and gives it back: the transaction's, else this upload's own.
+	ClientPool &ClientsFor(const duckdb::BaseRequest &request);
 	//! After attempt `attempt` of `attempts` failed: waits for the next, or throws the failure as Send does.
 	void RetryOrRethrow(const std::exception &error, duckdb::BaseRequest &request, const std::string &what,
 	                    uint64_t attempt, uint64_t attempts, bool &in_doubt);
@@ -64,6 +67,8 @@ private:
 	const duckdb::unique_ptr<duckdb::HTTPParams> params;
 	//! As `params`, without retries: SendAttempts makes them.
 	const duckdb::unique_ptr<duckdb::HTTPParams> single_attempt;
+	//! The connections of the uploads of this transaction (UploadConnections); null: `clients` alone.
+	const std::shared_ptr<HostClientPools> shared;
 	ClientPool clients;
 };
 
