@@ -552,6 +552,7 @@ TEST(ObjectUpload, ClosedInTheBackgroundTheObjectsCompleteTogether) {
 		objects.push_back(RandomBytes(i == 3 ? PART / 2 : 2 * PART + 100, 50 + i));
 		upload->Write(objects.back().data(), objects.back().size());
 		completions.push_back(upload->CloseInBackground());
+		std::lock_guard<std::mutex> guard(stores.back()->lock);
 		EXPECT_EQ(stores.back()->completed + stores.back()->puts, 0u) << "a close in the background waited";
 	}
 	auto closed = std::chrono::steady_clock::now() - start;

@@ -33,6 +33,10 @@ void UploadConnections::Drop() {
 	pools.reset(); // uploads still sending keep theirs
 }
 
+void UploadConnections::TransactionBegin(duckdb::MetaTransaction &, duckdb::ClientContext &) {
+	Drop();
+}
+
 void UploadConnections::TransactionCommit(duckdb::MetaTransaction &, duckdb::ClientContext &) {
 	Drop();
 }

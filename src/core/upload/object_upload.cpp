@@ -30,6 +30,8 @@ struct ObjectUpload::State {
 	void Closing(const std::shared_ptr<State> &self);
 	//! Sends the completion, or after a failure aborts the upload; then the object is done.
 	void Finish() noexcept;
+	//! Finish as a task on the pool (`self` is this state).
+	void FinishOnPool(const std::shared_ptr<State> &self);
 	//! Aborts the upload now, once, unless its completion was sent (or it has not begun: then its Finish will).
 	void AbortUnlessCompleting() noexcept;
 	//! The object's outcome is known: `error`, or none when it is complete.
@@ -238,12 +240,16 @@ void ObjectUpload::State::Settle(Part &part) {
 		settled.notify_all();
 	}
 	if (finish) {
-		auto task = std::make_shared<FinishTask>(part.state);
-		pool.Submit([task] {
-			auto state = std::move(task->state);
-			state->Finish();
-		});
+		FinishOnPool(part.state);
 	}
+}
+
+void ObjectUpload::State::FinishOnPool(const std::shared_ptr<State> &self) {
+	auto task = std::make_shared<FinishTask>(self);
+	pool.Submit([task] {
+		auto state = std::move(task->state);
+		state->Finish();
+	});
 }
 
 void ObjectUpload::State::Closing(const std::shared_ptr<State> &self) {
@@ -261,11 +267,7 @@ void ObjectUpload::State::Closing(const std::shared_ptr<State> &self) {
 	if (finish_here) {
 		Finish();
 	} else if (finish_on_pool) {
-		auto task = std::make_shared<FinishTask>(self);
-		pool.Submit([task] {
-			auto state = std::move(task->state);
-			state->Finish();
-		});
+		FinishOnPool(self);
 	}
 }
 

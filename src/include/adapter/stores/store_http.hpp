@@ -77,6 +77,8 @@ public:
 	//! Those of `opener`'s client context; null without one.
 	static std::shared_ptr<HostClientPools> For(duckdb::optional_ptr<duckdb::FileOpener> opener);
 
+	//! A transaction begins with new ones (a commit hook before this one may have thrown, skipping the others').
+	void TransactionBegin(duckdb::MetaTransaction &transaction, duckdb::ClientContext &context) override;
 	void TransactionCommit(duckdb::MetaTransaction &transaction, duckdb::ClientContext &context) override;
 	void TransactionRollback(duckdb::MetaTransaction &transaction, duckdb::ClientContext &context) override;
 
