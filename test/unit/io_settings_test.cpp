@@ -8,9 +8,9 @@ using namespace httpfs2;
 TEST(IoSettings, DefaultsMatchTheReadme) {
 	IoSettings settings;
 	EXPECT_FALSE(settings.enabled);
-	EXPECT_EQ(settings.io_threads, 16u);
+	EXPECT_EQ(settings.io_threads, 32u);
 	EXPECT_EQ(settings.chunk_size_bytes, 16u * MiB);
-	EXPECT_EQ(settings.max_fanout, 16u);
+	EXPECT_EQ(settings.max_fanout, 32u);
 	EXPECT_EQ(settings.min_bytes, 2u * MiB);
 	EXPECT_EQ(settings.auto_fanout_overhead_ms, 500u);
 	EXPECT_FALSE(settings.recommended_preset_enabled);
