@@ -161,8 +161,9 @@ private:
 	const bool equal_parts;
 	//! Held by Write and Close; SendEarly only tries it.
 	std::mutex writing;
-	//! The length of this object's parts: until the first is sealed, options.part_size within the budget's fair
-	//! share (or what the first held when it was sealed early), then fixed.
+	//! The length of this object's parts (a store of equal parts), or their most (PartLimit): until the first is
+	//! sealed, options.part_size within the budget's fair share (or what the first held when it was sealed early),
+	//! then fixed.
 	uint64_t part_size;
 	std::unique_ptr<char[]> buffer;
 	//! Set while the current part is written to disk instead of `buffer`.
