@@ -603,8 +603,10 @@ def test_one_failed_completion_of_a_partitioned_copy_fails_it_naming_the_file(co
     query = "SELECT i, i % 21 AS k, md5(i::VARCHAR) AS s FROM range(3000000) r(i)"  # ~6.3 MB per file: 2 parts
     local = tmp_path / "partitioned"
     duckdb.connect().execute(f"COPY ({query}) TO '{local}' (FORMAT csv, PARTITION_BY (k))")
+    # httpfs's own timeouts: 21 files' parts at once through this Python proxy on a loaded machine can outlast
+    # BOUNDED's 1 s, and the fault here is an answer, not a hang (db.run bounds the query anyway).
     db = writer(connect, "httpfs2", "curl")
-    db.con.execute(BOUNDED)
+    hostile_s3.reset()
     key_filter = hostile_s3.key_filter
     hostile_s3.key_filter = quote(f"/{folder}k=3/", safe="/")  # as the request's path has it
     hostile_s3.mode = "complete_error_body"
@@ -615,7 +617,7 @@ def test_one_failed_completion_of_a_partitioned_copy_fails_it_naming_the_file(co
         hostile_s3.mode = "normal"
         hostile_s3.key_filter = key_filter
     fail_on_hang(outcome, "the COPY")
-    assert counts.get("hit:complete_error_body", 0) >= 1, counts
+    assert counts.get("hit:complete_error_body", 0) >= 1, (outcome.text(), counts)
     assert names_the_file(outcome, f"{folder}k=3/"), outcome.text()
     written = {item["Key"] for item in rig.s3.list_objects_v2(Bucket=rig.bucket, Prefix=folder).get("Contents", [])}
     assert not any(key.startswith(f"{folder}k=3/") for key in written), written
