@@ -215,6 +215,12 @@ def test_a_budget_smaller_than_a_part_is_an_error_naming_the_settings(con, rig):
 UPLOAD_ERRORS = (duckdb.IOException, duckdb.HTTPException)
 
 
+def slow_upstream(rig, kb_per_second=5000):
+    """Each connection's uploads capped at `kb_per_second` KB/s (5 MB/s by default: an object of a few parts is still
+    being sent well after its COPY returned)."""
+    rig.add_toxic("rate-up", "bandwidth", {"rate": kb_per_second}, stream="upstream")
+
+
 def wait_until(condition, what: str, seconds: float = 30):
     deadline = time.monotonic() + seconds
     while not condition():
@@ -318,7 +324,7 @@ def test_a_flaky_upload_gives_the_object_or_an_error_never_a_partial_one(
     con.execute(f"COPY ({ROWS}) TO '{local}' (FORMAT csv)")
     uploads(con)
     con.execute("SET http_timeout = 3; SET http_retries = 2; SET http_retry_wait_ms = 10")
-    rig.add_toxic("rate-up", "bandwidth", {"rate": 40000}, stream="upstream")
+    slow_upstream(rig, 40000)
     rig.add_toxic(toxic, toxic, attributes, stream="upstream", toxicity=toxicity)
     try:
         con.execute(f"COPY ({ROWS}) TO '{rig.url(key)}' (FORMAT csv)")
@@ -360,7 +366,7 @@ def test_an_interrupted_copy_aborts_the_upload_and_keeps_the_old_object(con, rig
     rig.put_object(key, old)
     uploads(con)
     con.execute("SET GLOBAL httpfs2_write_memory_limit_bytes = 16777216")
-    rig.add_toxic("rate-up", "bandwidth", {"rate": 5000}, stream="upstream")
+    slow_upstream(rig)
     try:
         copy_interrupted(con, rig, f"COPY ({ROWS.replace('300000', '3000000')}) TO '{rig.url(key)}' (FORMAT csv)", 1.5)
     finally:
@@ -379,7 +385,7 @@ def test_several_connections_write_at_once_within_the_budget(con, rig, tmp_path)
     con.execute("SET GLOBAL httpfs2_write_memory_limit_bytes = 16777216")
     con.execute("SET GLOBAL threads = 1; SET GLOBAL httpfs2_parallel_read_enabled = true")
     con.execute(f"SET GLOBAL httpfs2_write_part_size_bytes = {PART}")
-    rig.add_toxic("rate-up", "bandwidth", {"rate": 50000}, stream="upstream")
+    slow_upstream(rig, 50000)
     queries = {
         f"uploads/concurrent-{n}.csv": f"SELECT i + {n} AS i, md5((i * {n})::VARCHAR) FROM range(250000) r(i)"
         for n in range(4)
@@ -489,11 +495,6 @@ def test_a_file_is_read_in_the_same_transaction_right_after_its_copy(con, rig, t
     con.execute("COMMIT")
     assert sha(stored(rig, key)) == sha(local.read_bytes())
     assert open_multipart_uploads(rig) == []
-
-
-def slow_upstream(rig, kb_per_second=5000):
-    """Parts leave at 5 MB/s each: an object of a few parts is still being sent well after its COPY returned."""
-    rig.add_toxic("rate-up", "bandwidth", {"rate": kb_per_second}, stream="upstream")
 
 
 @pytest.mark.parametrize("end", ["ROLLBACK", "close"])

@@ -79,6 +79,14 @@ void UploadingPaths::AwaitPath(const std::string &path, duckdb::optional_ptr<duc
 	}
 }
 
+bool UploadingPaths::AwaitRemovable(const std::string &path, duckdb::optional_ptr<duckdb::FileOpener> opener) {
+	if (BeingWritten(path)) {
+		return false;
+	}
+	AwaitPath(path, opener);
+	return true;
+}
+
 void UploadingPaths::AwaitGlob(const std::string &pattern, duckdb::optional_ptr<duckdb::FileOpener> opener) {
 	if (!WaitForPrefix(pattern.substr(0, pattern.find_first_of("*?[{")), Interrupted(opener))) {
 		throw duckdb::InterruptException();

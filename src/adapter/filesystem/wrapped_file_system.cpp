@@ -368,25 +368,19 @@ bool WrappedFileSystem::FileExists(const string &filename, optional_ptr<FileOpen
 // complete first.
 
 void WrappedFileSystem::RemoveFile(const string &filename, optional_ptr<FileOpener> opener) {
-	if (!uploading->BeingWritten(filename)) {
-		uploading->AwaitPath(filename, opener);
+	if (uploading->AwaitRemovable(filename, opener)) {
 		inner->RemoveFile(filename, opener);
 	}
 }
 
 bool WrappedFileSystem::TryRemoveFile(const string &filename, optional_ptr<FileOpener> opener) {
-	if (uploading->BeingWritten(filename)) {
-		return true;
-	}
-	uploading->AwaitPath(filename, opener);
-	return inner->TryRemoveFile(filename, opener);
+	return !uploading->AwaitRemovable(filename, opener) || inner->TryRemoveFile(filename, opener);
 }
 
 void WrappedFileSystem::RemoveFiles(const duckdb::vector<string> &filenames, optional_ptr<FileOpener> opener) {
 	duckdb::vector<string> written;
 	for (auto &filename : filenames) {
-		if (!uploading->BeingWritten(filename)) {
-			uploading->AwaitPath(filename, opener);
+		if (uploading->AwaitRemovable(filename, opener)) {
 			written.push_back(filename);
 		}
 	}

@@ -43,9 +43,8 @@ struct ObjectUpload::State {
 	//! Records the object's first failure: nothing of it is completed from then on.
 	void Fail(std::exception_ptr error);
 	std::exception_ptr Failure();
-	//! Waits until no part is in flight, or until `cancelled` says so (then, and at every later wait, at once); the
-	//! first failure, if any.
-	std::exception_ptr WaitForParts(const std::function<bool()> &cancelled = nullptr);
+	//! Waits until no part is in flight, or at once once the upload was cancelled.
+	void WaitForParts();
 
 	const std::shared_ptr<UploadTarget> target;
 	IoPool &pool;
@@ -367,18 +366,9 @@ std::exception_ptr ObjectUpload::State::Failure() {
 	return failure;
 }
 
-std::exception_ptr ObjectUpload::State::WaitForParts(const std::function<bool()> &is_cancelled) {
-	static constexpr auto CANCEL_CHECK = std::chrono::milliseconds(100);
+void ObjectUpload::State::WaitForParts() {
 	std::unique_lock<std::mutex> guard(lock);
-	while (!settled.wait_for(guard, CANCEL_CHECK, [&] { return in_flight == 0 || cancelled; })) {
-		if (is_cancelled && is_cancelled()) {
-			cancelled = true;
-			if (!failure) {
-				failure = std::make_exception_ptr(UploadCancelled());
-			}
-		}
-	}
-	return failure;
+	settled.wait(guard, [&] { return in_flight == 0 || cancelled; });
 }
 
 ObjectUpload::ObjectUpload(std::shared_ptr<UploadTarget> target, IoPool &pool, std::shared_ptr<UploadBudget> budget,
@@ -575,7 +565,7 @@ void ObjectUpload::SendWhole(bool background) {
 		std::shared_ptr<char> bytes;
 		uint64_t size;
 		uint64_t charge;
-		bool sent = false;
+		bool settled = false;
 		void Send() {
 			std::exception_ptr error;
 			try {
@@ -583,17 +573,17 @@ void ObjectUpload::SendWhole(bool background) {
 			} catch (...) {
 				error = std::current_exception();
 			}
-			sent = true;
+			Settle(error);
+		}
+		void Settle(std::exception_ptr error) {
+			settled = true;
 			bytes.reset();
 			state->budget->PartSettled(charge);
-			state->Done(error);
+			state->Done(std::move(error));
 		}
 		~Whole() {
-			if (!sent) { // dropped with the pool
-				bytes.reset();
-				state->budget->PartSettled(charge);
-				state->Done(
-				    std::make_exception_ptr(std::runtime_error("the object was not sent: the IO pool stopped")));
+			if (!settled) { // dropped with the pool
+				Settle(std::make_exception_ptr(std::runtime_error("the object was not sent: the IO pool stopped")));
 			}
 		}
 	};

@@ -57,6 +57,9 @@ public:
 	//! removes `path`: waits for its uploads completing; an interrupted query stops waiting (InterruptException).
 	void AwaitPath(const std::string &path, duckdb::optional_ptr<duckdb::FileOpener> opener);
 	void AwaitGlob(const std::string &pattern, duckdb::optional_ptr<duckdb::FileOpener> opener);
+	//! Before `opener`'s query removes `path`: false when it is being written (the removal is skipped: the file is not
+	//! there yet), else true once its uploads completing are done (AwaitPath).
+	bool AwaitRemovable(const std::string &path, duckdb::optional_ptr<duckdb::FileOpener> opener);
 
 private:
 	bool WaitWhere(const std::function<bool(const std::string &)> &matches, const std::function<bool()> &give_up);
