@@ -66,7 +66,8 @@ def main(argv=None):
     if "blob" in by_kind:
         out.append(report_blob.summarize(by_kind["blob"], args.compare))
     if "write" in by_kind:
-        out.append(report_writes.summarize(by_kind["write"]))
+        cpus = next((m["cpus"] for m in all_metas if m.get("cpus")), None)
+        out.append(report_writes.summarize(by_kind["write"], cpus))
     if "table" in by_kind:
         out += build_lines(all_metas) + report_tables.summarize(by_kind["table"])
     if "peer" in by_kind:

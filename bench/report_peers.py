@@ -22,6 +22,12 @@ def _native(points: dict, workload: str, profile: str, threads) -> list:
     return natives.get(threads, [])
 
 
+def _rig_cpu(row):
+    """versitygw's and toxiproxy's CPU seconds during the row's run (on the cores the client runs on), if measured."""
+    parts = [row.get("server_cpu_s"), row.get("proxy_cpu_s")]
+    return sum(parts) if all(isinstance(p, float) for p in parts) else None
+
+
 def body(rows) -> list:
     points = {}
     for row in rows:
@@ -43,13 +49,14 @@ def body(rows) -> list:
                 _fmt(moved / MiB / seconds if moved and seconds else None, ".0f"),
                 _fmt(native_s / seconds if native_s and seconds else None, ".2f", "x"),
                 *usage_cells(runs, _fmt(_p50(runs, "requests"), ".0f")),
+                _fmt(_p50([dict(r, rig=_rig_cpu(r)) for r in runs if _rig_cpu(r) is not None], "rig"), ".2f"),
             ]
         )
     return out
 
 
 HEADERS = ["Workload", "Profile", "Threads", "Client", "httpfs_client_implementation", "runs", "p50 s", "MiB/s"]
-HEADERS += ["native / this", *USAGE_HEADERS]
+HEADERS += ["native / this", *USAGE_HEADERS, "rig CPU s"]
 
 
 def summarize(rows) -> list:
@@ -57,8 +64,9 @@ def summarize(rows) -> list:
         "### Peers: DuckDB beside the AWS CRT client and obstore, same bytes, same proxy; p50 over repeats (fresh "
         "processes, interleaved). MiB/s = the objects' bytes / s (a query: bytes through the proxy / s); native / this "
         "at the same DuckDB threads (a peer: against native at the most threads measured); CPU = the client's process; "
-        "requests from versitygw's access log; connections = distinct connections to the proxy, peak open = the most "
-        "open at one 20 ms sample of /proc/net/tcp (bench/connections.py)",
+        "rig CPU = versitygw + toxiproxy on the same cores; requests from versitygw's access log; connections = "
+        "distinct connections to the proxy, peak open = the most open at one 20 ms sample of /proc/net/tcp "
+        "(bench/connections.py)",
         "",
         table(HEADERS, body(rows)),
         "",

@@ -118,13 +118,25 @@ def references(check_con, names, source: str, scratch: Path) -> dict:
     return expected
 
 
+@contextlib.contextmanager
+def rig_cpu(rig, row: dict):
+    """Around a write: the CPU seconds versitygw and toxiproxy spent on it, on the cores the write runs on."""
+    before = rig.server_cpu_seconds()
+    yield
+    after = rig.server_cpu_seconds()
+    row.update(
+        server_cpu_s=after["versitygw"] - before["versitygw"], proxy_cpu_s=after["toxiproxy"] - before["toxiproxy"]
+    )
+
+
 class Writer:
     """The writes of one suite run, against one rig, read back by one native connection."""
 
     def __init__(self, run, rig, source: str, threads: int, timeout: float, watch=None):
-        """watch: a context manager around each write's worker, given the row to add to (bench/peer_bench.py)."""
+        """watch: a context manager around each write's worker, given the row to add to (bench/peer_bench.py); by
+        default the rig's CPU (versitygw and toxiproxy share the machine's cores with the write)."""
         self.run, self.rig, self.source, self.threads, self.timeout = run, rig, source, threads, timeout
-        self.watch = watch or (lambda _row: contextlib.nullcontext())
+        self.watch = watch or (lambda row: rig_cpu(rig, row))
         self.check_con = connect(spec(run, rig, CONFIGS["native"], 4))
 
     def write_once(self, row: dict, config, folder: Path, expected):

@@ -67,6 +67,11 @@ public:
 				throw std::runtime_error("simulated 400 InvalidPart: all parts but the last must be of one size (R2)");
 			}
 		}
+		for (uint64_t n = 1; n < names.size(); n++) {
+			if (parts.at(n).size() < smallest_part) {
+				throw std::runtime_error("simulated 400 EntityTooSmall: a part but the last under the smallest (S3)");
+			}
+		}
 		std::string object;
 		for (uint64_t n = 1; n <= names.size(); n++) {
 			EXPECT_EQ(names[n - 1], "etag-" + std::to_string(n));
@@ -115,6 +120,8 @@ public:
 	bool fail_begin = false, fail_complete = false, fail_put = false;
 	//! As R2: a completion of parts of other sizes but the last fails; false: as S3, any sizes.
 	bool equal_parts_only = true;
+	//! As S3: a completion with a part but the last under this many bytes fails (0: any size).
+	uint64_t smallest_part = 0;
 	//! Complete completes the object, then throws as a lost answer would.
 	bool lose_complete_answer = false;
 	std::vector<std::string> completed_names;
@@ -648,14 +655,44 @@ TEST(ObjectUpload, AStoreThatTakesOnlyEqualPartsGetsThem) {
 	}
 }
 
+//! As S3: parts of any size, none but the last under PART / 16.
+static std::shared_ptr<SimulatedUploadStore> S3LikeStore() {
+	auto store = std::make_shared<SimulatedUploadStore>(std::chrono::microseconds(100000));
+	store->equal_parts_only = false;
+	store->smallest_part = PART / 16;
+	return store;
+}
+
+//! An upload to `store` over a link on which PART / 4 takes PART_SECONDS: its parts are PART / 4 long.
+static std::unique_ptr<ObjectUpload> UploadFollowingTheLink(Fixture &f,
+                                                            const std::shared_ptr<SimulatedUploadStore> &store) {
+	auto upload = f.UploadTo(store, PART / 16);
+	f.budget->PartSent(PART, 1.0);
+	return upload;
+}
+
+TEST(ObjectUpload, LastBytesUnderTwoSmallestPartsGoAsTheSmallestAndTheRest) {
+	// A close that leaves between one and two of the smallest parts sends the smallest and the rest side by side
+	// (the last part of an S3 object may be under the smallest), not one part of up to twice the smallest.
+	Fixture f(64 * PART);
+	auto store = S3LikeStore();
+	auto upload = UploadFollowingTheLink(f, store);
+	auto bytes = RandomBytes(2 * PART + 3 * PART / 32, 71);
+	upload->Write(bytes.data(), bytes.size()); // parts 1-8 sealed; 3 * PART / 32 held
+	upload->Close();
+	EXPECT_EQ(store->object, bytes);
+	ASSERT_EQ(store->part_sizes.size(), 10u);
+	EXPECT_EQ(store->part_sizes.at(9), PART / 16) << "the smallest part first";
+	EXPECT_EQ(store->part_sizes.at(10), PART / 32) << "then the rest, as the object's last part";
+	EXPECT_EQ(f.budget->InUse(), 0u);
+}
+
 TEST(ObjectUpload, PartsFollowTheLinkAndTheLastBytesGoAsSeveralSmallParts) {
 	// Where the store takes any sizes, parts follow the rate one connection sends at (about PART_SECONDS each), and
 	// the bytes a close leaves go as several parts side by side rather than one slow one.
 	Fixture f(64 * PART);
-	auto store = std::make_shared<SimulatedUploadStore>(std::chrono::microseconds(100000));
-	store->equal_parts_only = false;
-	auto upload = f.UploadTo(store, PART / 16);
-	f.budget->PartSent(PART, 1.0); // a link on which PART / 4 takes PART_SECONDS
+	auto store = S3LikeStore();
+	auto upload = UploadFollowingTheLink(f, store);
 	auto bytes = RandomBytes(2 * PART, 70);
 	upload->Write(bytes.data(), bytes.size()); // parts 1-7 sealed before any is answered; PART / 4 held
 	upload->Close();

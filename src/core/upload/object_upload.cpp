@@ -444,14 +444,17 @@ void ObjectUpload::Seal() {
 }
 
 void ObjectUpload::SealRest() {
-	// The bytes left at a close are all that is still to send of the object: as parts of at least the smallest side
-	// by side, they take a fraction of one part's time on the link.
+	// The bytes left at a close are all that is still to send of the object: as up to MAX_PIECES parts side by side,
+	// each at least the smallest a store takes but the last (which may be smaller), they take a fraction of one
+	// part's time on the link.
 	static constexpr uint64_t MAX_PIECES = 4;
-	uint64_t pieces = equal_parts ? 1 : std::min(filled / std::max<uint64_t>(options.min_part_size, 1), MAX_PIECES);
-	if (pieces <= 1 || spill) {
+	uint64_t smallest = std::max<uint64_t>(options.min_part_size, 1);
+	if (equal_parts || spill || filled <= smallest) {
 		Seal();
 		return;
 	}
+	uint64_t pieces = std::min((filled + smallest - 1) / smallest, MAX_PIECES);
+	uint64_t piece_size = std::max(smallest, (filled + pieces - 1) / pieces);
 	// One buffer, many parts: its bytes go back to the budget when the last of them settles.
 	auto budget = state->budget;
 	uint64_t charge = charged;
@@ -459,13 +462,11 @@ void ObjectUpload::SealRest() {
 		delete[] freed;
 		budget->Release(charge);
 	});
-	uint64_t offset = 0;
-	for (uint64_t i = 0; i < pieces; i++) {
-		uint64_t size = i + 1 < pieces ? filled / pieces : filled - offset;
+	for (uint64_t offset = 0; offset < filled; offset += piece_size) {
+		uint64_t size = std::min(piece_size, filled - offset);
 		state->budget->PartSealed();
 		auto piece = std::shared_ptr<char>(bytes, bytes.get() + offset);
 		state->Dispatch(std::make_shared<Part>(state, ++parts_sealed, std::move(piece), size, 0));
-		offset += size;
 	}
 	filled = 0;
 	charged = 0;

@@ -133,7 +133,7 @@ private:
 	//! The buffer's `filled` bytes become a part in flight.
 	void Seal();
 	//! The buffer's bytes (at Close) become parts in flight: one, or where the store takes parts of any size, up to
-	//! four of at least min_part_size, sent side by side.
+	//! four side by side, each of at least min_part_size but the last.
 	void SealRest();
 	//! The object in one PUT, here or (`background`) on the IO pool.
 	void SendWhole(bool background);
