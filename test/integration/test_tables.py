@@ -4,6 +4,7 @@ what read_parquet's files get (a version from one tail GET, read-ahead), with th
 A data file replaced under the same path (a misbehaving writer) is read anew or fails: never a mix of both files."""
 
 import io
+import time
 import uuid
 
 import duckdb
@@ -97,6 +98,46 @@ def test_an_iceberg_table_reads_as_native_with_read_ahead(rig, tmp_path, connect
     assert counters["version_requests"] >= 3, counters  # each data file opened from its tail
     assert counters["read_ahead_requests"] > 0, counters
     assert counters["read_ahead_bytes_used"] > 0, counters
+
+
+def gets_by_key(rig, run_query) -> dict:
+    """The keys versitygw answered GetObject for while `run_query` ran, with how often (its access log)."""
+    log = rig.access_log_path
+    offset = log.stat().st_size if log.exists() else 0
+    run_query()
+    time.sleep(0.2)  # the log is written after the answer
+    counts = {}
+    with open(log, "rb") as handle:
+        handle.seek(offset)
+        for line in handle.read().decode(errors="replace").splitlines():
+            tokens = line.split(" ")
+            if "s3_GetObject" in tokens:
+                key = tokens[tokens.index("s3_GetObject") + 1]
+                counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+def test_an_iceberg_tables_manifests_are_fetched_side_by_side_each_once(rig, tmp_path, connections):
+    """Three appends by pyiceberg make three manifests, which the iceberg extension reads one after another: httpfs2
+    fetches them together when the manifest list opens, and each open takes its fetch (no second GET)."""
+    native, fast = connections
+    tables = catalog(rig, tmp_path)
+    tables.create_namespace_if_not_exists("db")
+    table = tables.create_table(f"db.a{uuid.uuid4().hex[:8]}", schema=table_rows().schema)
+    for seed in range(3):
+        table.append(table_rows(seed))
+    sql = CHECKSUM.format(f"iceberg_scan('{table.metadata_location}')")
+    expected = native.execute(sql).fetchall()
+    assert expected[0][0] == 3 * ROWS
+    for _ in range(2):  # each query fetches anew: a later query sees a list or manifest rewritten meanwhile
+        got = {}
+        gets = gets_by_key(rig, lambda got=got: got.update(rows=fast.execute(sql).fetchall()))
+        assert got["rows"] == expected
+        manifests = {k: n for k, n in gets.items() if "/metadata/" in k and k.endswith(".avro") and "/snap-" not in k}
+        assert len(manifests) == 3 and set(manifests.values()) == {1}, gets
+        counters = stats(fast)
+        assert counters["manifests_fetched_ahead"] == 3, {k: v for k, v in counters.items() if v}
+        fast.execute("CALL httpfs2_reset_stats()")
 
 
 def test_a_delta_table_reads_as_native_with_read_ahead(rig, connections):

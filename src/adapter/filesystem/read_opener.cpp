@@ -1,6 +1,8 @@
 #include "adapter/filesystem/read_opener.hpp"
 
+#include "adapter/filesystem/manifest_prefetch.hpp"
 #include "adapter/stores/query_versions.hpp"
+#include "core/read_ahead/manifest_list.hpp"
 #include "duckdb/common/file_opener.hpp"
 #include "duckdb/main/client_context_state.hpp"
 
@@ -161,18 +163,31 @@ unique_ptr<ReadHandle> ReadOpener::OpenFromTail(const string &path, duckdb::File
                                                 uint64_t catalog_size) {
 	// A later open in the query of a file opened from its tail: at the version the tail gave, as httpfs opens it again
 	// from what its first open learnt.
+	// A path fetched whole ahead of its open (an Iceberg manifest, ManifestPrefetch) is opened at the version the
+	// fetch gave, its bytes remembered for its reads.
 	auto query = QueryVersions::Of(opener);
 	ObjectVersion known;
 	if (query && query->Find(path, known)) {
-		return catalog_size == 0 || known.size == catalog_size
-		           ? OpenAtKnownVersion(path, flags, opener, settings, known)
-		           : nullptr;
+		if (catalog_size != 0 && known.size != catalog_size) {
+			return nullptr;
+		}
+		if (auto fetched = query->TakeBytes(path)) {
+			ObjectTail whole;
+			whole.version = known;
+			whole.range = ByteRange {0, fetched->size()};
+			whole.bytes = *fetched;
+			read_ahead.RememberTail(path, whole, opener);
+		}
+		return OpenAtKnownVersion(path, flags, opener, settings, known);
 	}
-	// Parquet files only (DuckDB reads their end first). A file opened without metadata is opened so only at its first
-	// open in a query when no footer of it is remembered (otherwise a HEAD is all the open waits for); a catalog's
-	// file always is, since its open makes no request and its footer read one anyway.
+	// Parquet files (DuckDB reads their end first), and Iceberg manifest lists (read whole; a tail GET of one is all
+	// of it, and names the manifests to fetch next). A Parquet file opened without metadata is opened so only at its
+	// first open in a query when no footer of it is remembered (otherwise a HEAD is all the open waits for); a
+	// catalog's file and a manifest list always are (its GET takes the HEAD's round trip).
+	bool manifest_list = ManifestList::IsManifestList(path);
 	ObjectTail tail;
-	if (!ReadAheadWiring::IsParquetPath(path) || (catalog_size == 0 && read_ahead.RemembersFooterOf(path)) ||
+	if ((!ReadAheadWiring::IsParquetPath(path) && !manifest_list) ||
+	    (catalog_size == 0 && !manifest_list && read_ahead.RemembersFooterOf(path)) ||
 	    !store.FetchTail(path, opener, tail)) {
 		return nullptr;
 	}
@@ -185,6 +200,9 @@ unique_ptr<ReadHandle> ReadOpener::OpenFromTail(const string &path, duckdb::File
 	read_ahead.RememberTail(path, tail, opener);
 	if (query) {
 		query->Store(path, tail.version);
+	}
+	if (manifest_list && tail.range.offset == 0) {
+		ManifestPrefetch::Start(path, tail.bytes, store, state.io_pool, state.read_ahead_budget, stats, opener);
 	}
 	return OpenAtKnownVersion(path, flags, opener, settings, tail.version);
 }

@@ -121,6 +121,15 @@ ExpectedVersion CheckedRangeReader::Expected() {
 	return expected;
 }
 
+ObjectVersion CheckedRangeReader::AnsweredVersion() {
+	auto known = Expected();
+	ObjectVersion version;
+	version.size = known.size;
+	version.etag = known.etag;
+	version.last_modified = duckdb::Timestamp::FromEpochSeconds(static_cast<int64_t>(known.last_modified));
+	return version;
+}
+
 void CheckedRangeReader::Adopt(const RangeAnswer &answer) {
 	std::time_t modified;
 	std::lock_guard<std::mutex> guard(lock);

@@ -2,6 +2,8 @@
 
 #include "duckdb/main/client_context.hpp"
 
+#include <chrono>
+
 namespace httpfs2 {
 
 duckdb::shared_ptr<QueryVersions> QueryVersions::Of(duckdb::optional_ptr<duckdb::FileOpener> opener) {
@@ -21,12 +23,18 @@ void QueryVersions::QueryEnd(duckdb::ClientContext &) {
 }
 
 void QueryVersions::Clear() {
-	std::lock_guard<std::mutex> guard(lock);
-	versions.clear();
+	{
+		std::lock_guard<std::mutex> guard(lock);
+		versions.clear();
+		awaited.clear();
+		bytes.clear();
+	}
+	delivered.notify_all();
 }
 
 bool QueryVersions::Find(const std::string &path, ObjectVersion &version) {
-	std::lock_guard<std::mutex> guard(lock);
+	std::unique_lock<std::mutex> guard(lock);
+	delivered.wait_for(guard, std::chrono::seconds(MAX_WAIT_SECONDS), [&]() { return awaited.count(path) == 0; });
 	auto found = versions.find(path);
 	if (found == versions.end()) {
 		return false;
@@ -41,8 +49,59 @@ void QueryVersions::Store(const std::string &path, const ObjectVersion &version)
 }
 
 void QueryVersions::Forget(const std::string &path) {
+	{
+		std::lock_guard<std::mutex> guard(lock);
+		versions.erase(path);
+		awaited.erase(path);
+		bytes.erase(path);
+	}
+	delivered.notify_all();
+}
+
+uint64_t QueryVersions::Expect(const std::string &path) {
 	std::lock_guard<std::mutex> guard(lock);
-	versions.erase(path);
+	if (versions.count(path) || awaited.count(path)) {
+		return 0;
+	}
+	return awaited[path] = ++expectations;
+}
+
+void QueryVersions::Deliver(const std::string &path, const ObjectVersion &version,
+                            std::shared_ptr<const std::string> fetched, uint64_t expected) {
+	{
+		std::lock_guard<std::mutex> guard(lock);
+		auto waiting = awaited.find(path);
+		if (waiting == awaited.end() || waiting->second != expected) {
+			return; // the query ended, or the path was written meanwhile
+		}
+		awaited.erase(waiting);
+		versions[path] = version;
+		bytes[path] = std::move(fetched);
+	}
+	delivered.notify_all();
+}
+
+void QueryVersions::Abandon(const std::string &path, uint64_t expected) {
+	{
+		std::lock_guard<std::mutex> guard(lock);
+		auto waiting = awaited.find(path);
+		if (waiting == awaited.end() || waiting->second != expected) {
+			return;
+		}
+		awaited.erase(waiting);
+	}
+	delivered.notify_all();
+}
+
+std::shared_ptr<const std::string> QueryVersions::TakeBytes(const std::string &path) {
+	std::lock_guard<std::mutex> guard(lock);
+	auto found = bytes.find(path);
+	if (found == bytes.end()) {
+		return nullptr;
+	}
+	auto taken = std::move(found->second);
+	bytes.erase(found);
+	return taken;
 }
 
 } // namespace httpfs2

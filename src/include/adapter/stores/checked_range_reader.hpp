@@ -76,6 +76,9 @@ public:
 	//! each in memory.
 	void Read(const ByteRange &range, char *destination);
 
+	//! The version the answers so far were of: the open's, with what the first exact answer added (its ETag).
+	ObjectVersion AnsweredVersion();
+
 	//! Whether the server answered a range with the whole object: nothing more is split or read ahead.
 	bool RangesWereIgnored() const {
 		return ranges_ignored.load();

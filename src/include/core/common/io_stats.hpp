@@ -62,6 +62,9 @@ enum class Counter : size_t {
 	INNER_OPENS,
 	//! Bytes readers got from Parquet footers remembered from an earlier open of the same object version.
 	FOOTER_BYTES_REUSED,
+	//! Iceberg manifests fetched whole, side by side, when their manifest list was opened (ManifestPrefetch): their
+	//! opens in the query take these bytes and make no request.
+	MANIFESTS_FETCHED_AHEAD,
 	//! Answers to httpfs2's own range GETs that were not the bytes asked for: a server that ignored Range (the object
 	//! is then read through the wrapped filesystem alone), served other bytes, or another version of the object.
 	RANGE_ANSWERS_REFUSED,
@@ -116,6 +119,7 @@ constexpr CounterSpec COUNTER_SPECS[] = {
     {Counter::VERSION_REQUESTS, "version_requests"},
     {Counter::INNER_OPENS, "inner_opens"},
     {Counter::FOOTER_BYTES_REUSED, "footer_bytes_reused"},
+    {Counter::MANIFESTS_FETCHED_AHEAD, "manifests_fetched_ahead"},
     {Counter::RANGE_ANSWERS_REFUSED, "range_answers_refused"},
     {Counter::FILES_UPLOADED, "files_uploaded"},
     {Counter::UPLOAD_PARTS, "upload_parts"},
