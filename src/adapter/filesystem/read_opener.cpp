@@ -3,6 +3,7 @@
 #include "adapter/filesystem/manifest_prefetch.hpp"
 #include "adapter/stores/query_versions.hpp"
 #include "core/read_ahead/manifest_list.hpp"
+#include "duckdb/common/exception.hpp"
 #include "duckdb/common/file_opener.hpp"
 #include "duckdb/main/client_context_state.hpp"
 
@@ -166,8 +167,17 @@ unique_ptr<ReadHandle> ReadOpener::OpenFromTail(const string &path, duckdb::File
 	// A path fetched whole ahead of its open (an Iceberg manifest, ManifestPrefetch) is opened at the version the
 	// fetch gave, its bytes remembered for its reads.
 	auto query = QueryVersions::Of(opener);
+	auto context = FileOpener::TryGetClientContext(opener);
+	bool interrupted = false; // while waiting for a fetch of the path
+	auto give_up = [&]() {
+		return interrupted = context && context->interrupted.load();
+	};
 	ObjectVersion known;
-	if (query && query->Find(path, known)) {
+	bool found = query && query->Find(path, known, give_up);
+	if (interrupted) {
+		throw duckdb::InterruptException();
+	}
+	if (found) {
 		if (catalog_size != 0 && known.size != catalog_size) {
 			return nullptr;
 		}

@@ -32,9 +32,17 @@ void QueryVersions::Clear() {
 	delivered.notify_all();
 }
 
-bool QueryVersions::Find(const std::string &path, ObjectVersion &version) {
+bool QueryVersions::Find(const std::string &path, ObjectVersion &version, const std::function<bool()> &give_up) {
+	// Woken by every delivery; looks at `give_up` at least every GIVE_UP_CHECK meanwhile.
+	static constexpr std::chrono::milliseconds GIVE_UP_CHECK {50};
+	auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(MAX_WAIT_SECONDS);
 	std::unique_lock<std::mutex> guard(lock);
-	delivered.wait_for(guard, std::chrono::seconds(MAX_WAIT_SECONDS), [&]() { return awaited.count(path) == 0; });
+	while (awaited.count(path) != 0 && std::chrono::steady_clock::now() < deadline) {
+		if (give_up && give_up()) {
+			return false;
+		}
+		delivered.wait_for(guard, GIVE_UP_CHECK);
+	}
 	auto found = versions.find(path);
 	if (found == versions.end()) {
 		return false;

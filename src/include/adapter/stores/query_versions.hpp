@@ -18,6 +18,7 @@
 #include "duckdb/main/client_context_state.hpp"
 
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -34,8 +35,9 @@ public:
 	using ClientContextState::QueryEnd;
 	void QueryEnd(duckdb::ClientContext &context) override;
 
-	//! The version of `path` learnt in this query; waits first while it is awaited (Expect).
-	bool Find(const std::string &path, ObjectVersion &version);
+	//! The version of `path` learnt in this query; waits first while it is awaited (Expect), unless `give_up` says
+	//! to stop (the query was interrupted).
+	bool Find(const std::string &path, ObjectVersion &version, const std::function<bool()> &give_up = nullptr);
 	void Store(const std::string &path, const ObjectVersion &version);
 	//! Forgets `path` (it is being written).
 	void Forget(const std::string &path);
