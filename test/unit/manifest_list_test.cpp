@@ -76,7 +76,8 @@ TEST(ManifestList, DeflateBlocksAreInflatedFirst) {
 	auto plain = Record(DIR + "a-m0.avro", 9);
 	std::string encoded(plain.rbegin(), plain.rend());
 	auto reverse = [](const char *data, size_t size, std::string &out) {
-		out.assign(std::string(data, size).rbegin(), std::string(data, size).rend());
+		std::string in(data, size);
+		out.assign(in.rbegin(), in.rend());
 		return true;
 	};
 	auto found = ManifestList::Read(Container("deflate", {encoded}), "s3://bucket/", reverse);
