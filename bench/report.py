@@ -30,6 +30,13 @@ def table(headers, rows) -> str:
     return "\n".join(lines)
 
 
+def rig_cpu(row):
+    """versitygw's and toxiproxy's CPU seconds during a row's run (on the cores the client runs on); None when the
+    row did not measure them."""
+    parts = [row.get("server_cpu_s"), row.get("proxy_cpu_s")]
+    return sum(parts) if all(isinstance(p, float) for p in parts) else None
+
+
 def metas(paths) -> list:
     found = [p.with_name("meta.json") for p in files(paths)]
     return [json.loads(m.read_text()) for m in found if m.exists()]

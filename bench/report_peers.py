@@ -2,7 +2,7 @@
 beside the AWS CRT client and obstore moving the same bytes: p50 seconds, MiB/s, CPU, requests and connections.
 """
 
-from bench.report import table
+from bench.report import rig_cpu, table
 from bench.report_tables import USAGE_HEADERS, profile_text, usage_cells
 from bench.report_workloads import _fmt, _p50
 
@@ -20,12 +20,6 @@ def _native(points: dict, workload: str, profile: str, threads) -> list:
     if threads == "" and natives:
         threads = max(natives)
     return natives.get(threads, [])
-
-
-def _rig_cpu(row):
-    """versitygw's and toxiproxy's CPU seconds during the row's run (on the cores the client runs on), if measured."""
-    parts = [row.get("server_cpu_s"), row.get("proxy_cpu_s")]
-    return sum(parts) if all(isinstance(p, float) for p in parts) else None
 
 
 def body(rows) -> list:
@@ -49,7 +43,7 @@ def body(rows) -> list:
                 _fmt(moved / MiB / seconds if moved and seconds else None, ".0f"),
                 _fmt(native_s / seconds if native_s and seconds else None, ".2f", "x"),
                 *usage_cells(runs, _fmt(_p50(runs, "requests"), ".0f")),
-                _fmt(_p50([dict(r, rig=_rig_cpu(r)) for r in runs if _rig_cpu(r) is not None], "rig"), ".2f"),
+                _fmt(_p50([dict(r, rig=rig_cpu(r)) for r in runs if rig_cpu(r) is not None], "rig"), ".2f"),
             ]
         )
     return out

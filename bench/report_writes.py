@@ -11,7 +11,7 @@ httpfs2 / local also counts the rig's share."""
 import json
 import statistics
 
-from bench.report import table
+from bench.report import rig_cpu, table
 
 CONFIGS = ("native", "httpfs2", "local")
 
@@ -31,13 +31,8 @@ def summarize(rows: list, cpus: int | None = None) -> str:
         megabytes = (stats[-1].get("upload_bytes", 0) if stats else 0) / 1e6
         peak = max((s.get("upload_memory_peak", 0) for s in stats), default=0) / (1 << 20)
         closes = statistics.median(s.get("upload_close_seconds", 0) for s in stats) if stats else 0
-        rigs = [
-            r["server_cpu_s"] + r["proxy_cpu_s"]
-            for r in rows
-            if (r["profile"], r["workload"], r["config"]) == (*key, "httpfs2")
-            and isinstance(r.get("server_cpu_s"), float)
-            and isinstance(r.get("proxy_cpu_s"), float)
-        ]
+        rigs = [rig_cpu(r) for r in rows if (r["profile"], r["workload"], r["config"]) == (*key, "httpfs2")]
+        rigs = [seconds for seconds in rigs if seconds is not None]
         rig = statistics.median(rigs) if rigs else float("nan")
         # The COPY's own work: the cheaper of its runs (1.5.5's CSV writer at threads 4 spends 2.5 or 5.5 CPU s on the
         # same COPY from one run to the next, local or not).

@@ -37,15 +37,22 @@ def settled(rig) -> tuple:
         time.sleep(0.05)
 
 
+def rig_cpu_since(rig, cpu_before: dict) -> dict:
+    """The servers' CPU seconds since rig.server_cpu_seconds() gave `cpu_before`, as results.csv names them."""
+    cpu_after = rig.server_cpu_seconds()
+    return dict(
+        server_cpu_s=cpu_after["versitygw"] - cpu_before["versitygw"],
+        proxy_cpu_s=cpu_after["toxiproxy"] - cpu_before["toxiproxy"],
+    )
+
+
 def rig_usage(rig, log_offset: int, rchar: int, cpu_before: dict) -> dict:
     """What the rig saw since the access log's log_offset, toxiproxy's rchar and the servers' cpu_before, once the log
     and the counter have settled: requests by operation, bytes through the proxy, the servers' CPU seconds."""
     log_end, rchar_end = settled(rig)
-    cpu_after = rig.server_cpu_seconds()
     requests = count_requests(rig.access_log_path, log_offset)
     return dict(
-        server_cpu_s=cpu_after["versitygw"] - cpu_before["versitygw"],
-        proxy_cpu_s=cpu_after["toxiproxy"] - cpu_before["toxiproxy"],
+        rig_cpu_since(rig, cpu_before),
         requests=sum(requests.values()),
         get_requests=requests.get("GetObject", 0),
         head_requests=requests.get("HeadObject", 0),

@@ -23,6 +23,7 @@ from bench import data
 from bench.child import run_worker
 from bench.configs import CONFIGS
 from bench.worker import connect
+from bench.workload_bench import rig_cpu_since
 from rig import S3Rig, ducklake_extension
 from rig.s3rig import PROFILES
 
@@ -123,10 +124,7 @@ def rig_cpu(rig, row: dict):
     """Around a write: the CPU seconds versitygw and toxiproxy spent on it, on the cores the write runs on."""
     before = rig.server_cpu_seconds()
     yield
-    after = rig.server_cpu_seconds()
-    row.update(
-        server_cpu_s=after["versitygw"] - before["versitygw"], proxy_cpu_s=after["toxiproxy"] - before["toxiproxy"]
-    )
+    row.update(rig_cpu_since(rig, before))
 
 
 class Writer:

@@ -24,14 +24,33 @@ def stats(con, filesystem: str = "S3FileSystem") -> dict:
     return dict(zip(names, row, strict=True))
 
 
-def server_requests(rig, run_query) -> dict:
-    """The S3 operations versitygw served while `run_query` ran, from its access log: httpfs2's own range GETs are
-    not in DuckDB's HTTP log (it would record their signatures)."""
+def _logged_from(rig, run_query) -> int:
+    """Runs `run_query`; where versitygw's access log stood before it (httpfs2's own range GETs are not in DuckDB's
+    HTTP log: it would record their signatures)."""
     log = rig.access_log_path
     offset = log.stat().st_size if log.exists() else 0
     run_query()
     time.sleep(0.2)  # the log is written after the answer
-    return count_requests(log, offset)
+    return offset
+
+
+def server_requests(rig, run_query) -> dict:
+    """The S3 operations versitygw served while `run_query` ran, from its access log."""
+    return count_requests(rig.access_log_path, _logged_from(rig, run_query))
+
+
+def gets_by_key(rig, run_query) -> dict:
+    """The keys versitygw answered GetObject for while `run_query` ran, with how often (its access log)."""
+    offset = _logged_from(rig, run_query)
+    counts = {}
+    with open(rig.access_log_path, "rb") as handle:
+        handle.seek(offset)
+        for line in handle.read().decode(errors="replace").splitlines():
+            tokens = line.split(" ")
+            if "s3_GetObject" in tokens:
+                key = tokens[tokens.index("s3_GetObject") + 1]
+                counts[key] = counts.get(key, 0) + 1
+    return counts
 
 
 def show_the_model_a_lan(con, request, tries: int = 10):

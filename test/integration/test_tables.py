@@ -4,7 +4,6 @@ what read_parquet's files get (a version from one tail GET, read-ahead), with th
 A data file replaced under the same path (a misbehaving writer) is read anew or fails: never a mix of both files."""
 
 import io
-import time
 import uuid
 
 import duckdb
@@ -13,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 
-from helpers import enable, stats
+from helpers import enable, gets_by_key, stats
 from rig import duckdb_connect
 from rig.paths import _wheel_extension
 
@@ -98,23 +97,6 @@ def test_an_iceberg_table_reads_as_native_with_read_ahead(rig, tmp_path, connect
     assert counters["version_requests"] >= 3, counters  # each data file opened from its tail
     assert counters["read_ahead_requests"] > 0, counters
     assert counters["read_ahead_bytes_used"] > 0, counters
-
-
-def gets_by_key(rig, run_query) -> dict:
-    """The keys versitygw answered GetObject for while `run_query` ran, with how often (its access log)."""
-    log = rig.access_log_path
-    offset = log.stat().st_size if log.exists() else 0
-    run_query()
-    time.sleep(0.2)  # the log is written after the answer
-    counts = {}
-    with open(log, "rb") as handle:
-        handle.seek(offset)
-        for line in handle.read().decode(errors="replace").splitlines():
-            tokens = line.split(" ")
-            if "s3_GetObject" in tokens:
-                key = tokens[tokens.index("s3_GetObject") + 1]
-                counts[key] = counts.get(key, 0) + 1
-    return counts
 
 
 def test_an_iceberg_tables_manifests_are_fetched_side_by_side_each_once(rig, tmp_path, connections):
