@@ -185,7 +185,7 @@ unique_ptr<ReadHandle> ReadOpener::OpenFromTail(const string &path, duckdb::File
 			ObjectTail whole;
 			whole.version = known;
 			whole.range = ByteRange {0, fetched->size()};
-			whole.bytes = *fetched;
+			whole.bytes = std::move(*fetched); // the registry copies them; the budget is released with `fetched`
 			read_ahead.RememberTail(path, whole, opener);
 		}
 		return OpenAtKnownVersion(path, flags, opener, settings, known);

@@ -74,8 +74,8 @@ uint64_t QueryVersions::Expect(const std::string &path) {
 	return awaited[path] = ++expectations;
 }
 
-void QueryVersions::Deliver(const std::string &path, const ObjectVersion &version,
-                            std::shared_ptr<const std::string> fetched, uint64_t expected) {
+void QueryVersions::Deliver(const std::string &path, const ObjectVersion &version, std::shared_ptr<std::string> fetched,
+                            uint64_t expected) {
 	{
 		std::lock_guard<std::mutex> guard(lock);
 		auto waiting = awaited.find(path);
@@ -101,7 +101,7 @@ void QueryVersions::Abandon(const std::string &path, uint64_t expected) {
 	delivered.notify_all();
 }
 
-std::shared_ptr<const std::string> QueryVersions::TakeBytes(const std::string &path) {
+std::shared_ptr<std::string> QueryVersions::TakeBytes(const std::string &path) {
 	std::lock_guard<std::mutex> guard(lock);
 	auto found = bytes.find(path);
 	if (found == bytes.end()) {

@@ -46,11 +46,11 @@ public:
 	//! them back, or 0 when the path's version is known or awaited already (nothing to fetch).
 	uint64_t Expect(const std::string &path);
 	//! What the fetch `expected` (Expect's number) of `path` gave; ignored once its query ended.
-	void Deliver(const std::string &path, const ObjectVersion &version, std::shared_ptr<const std::string> bytes,
+	void Deliver(const std::string &path, const ObjectVersion &version, std::shared_ptr<std::string> bytes,
 	             uint64_t expected);
 	void Abandon(const std::string &path, uint64_t expected);
-	//! The bytes delivered for `path`, handed out once.
-	std::shared_ptr<const std::string> TakeBytes(const std::string &path);
+	//! The bytes delivered for `path`, handed out once (the taker may move them out).
+	std::shared_ptr<std::string> TakeBytes(const std::string &path);
 
 private:
 	//! An open waits this long at most for a fetch (whose own timeouts end it first).
@@ -63,7 +63,7 @@ private:
 	std::unordered_map<std::string, ObjectVersion> versions;
 	//! Awaited paths, with the number Expect gave each.
 	std::unordered_map<std::string, uint64_t> awaited;
-	std::unordered_map<std::string, std::shared_ptr<const std::string>> bytes;
+	std::unordered_map<std::string, std::shared_ptr<std::string>> bytes;
 	uint64_t expectations = 0;
 };
 
