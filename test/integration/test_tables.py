@@ -99,15 +99,40 @@ def test_an_iceberg_table_reads_as_native_with_read_ahead(rig, tmp_path, connect
     assert counters["read_ahead_bytes_used"] > 0, counters
 
 
-def test_an_iceberg_tables_manifests_are_fetched_side_by_side_each_once(rig, tmp_path, connections):
+def avro_long(value: int) -> bytes:
+    """Avro's zigzag varint."""
+    raw, out = (value << 1) ^ (value >> 63), bytearray()
+    while raw > 0x7F:
+        out.append(raw & 0x7F | 0x80)
+        raw >>= 7
+    return bytes(out + bytes([raw]))
+
+
+def padded_avro(container: bytes, pad_bytes: int) -> bytes:
+    """The same Avro container with one more entry in its header's metadata map (a block of its own before the
+    writer's): the records are untouched, the file `pad_bytes` larger."""
+    assert container[:4] == b"Obj\x01"
+    key, value = b"httpfs2.test.padding", b"p" * pad_bytes
+    entry = avro_long(len(key)) + key + avro_long(len(value)) + value
+    return container[:4] + avro_long(1) + entry + container[4:]
+
+
+@pytest.mark.parametrize("list_size", ["small", "past_the_tail"])
+def test_an_iceberg_tables_manifests_are_fetched_side_by_side_each_once(rig, tmp_path, connections, list_size):
     """Three appends by pyiceberg make three manifests, which the iceberg extension reads one after another: httpfs2
-    fetches them together when the manifest list opens, and each open takes its fetch (no second GET)."""
+    fetches them together when the manifest list opens, and each open takes its fetch (no second GET). A list larger
+    than the open's tail GET (a table of thousands of manifests; here padded past 256 KiB) is completed from its start
+    by one more GET, which the iceberg extension's own read of the list then finds done."""
     native, fast = connections
     tables = catalog(rig, tmp_path)
     tables.create_namespace_if_not_exists("db")
     table = tables.create_table(f"db.a{uuid.uuid4().hex[:8]}", schema=table_rows().schema)
     for seed in range(3):
         table.append(table_rows(seed))
+    list_key = table.current_snapshot().manifest_list.removeprefix(f"s3://{rig.bucket}/")
+    if list_size == "past_the_tail":
+        original = rig.s3.get_object(Bucket=rig.bucket, Key=list_key)["Body"].read()
+        rig.put_object(list_key, padded_avro(original, 400 * 1024))
     sql = CHECKSUM.format(f"iceberg_scan('{table.metadata_location}')")
     expected = native.execute(sql).fetchall()
     assert expected[0][0] == 3 * ROWS
@@ -117,6 +142,8 @@ def test_an_iceberg_tables_manifests_are_fetched_side_by_side_each_once(rig, tmp
         assert got["rows"] == expected
         manifests = {k: n for k, n in gets.items() if "/metadata/" in k and k.endswith(".avro") and "/snap-" not in k}
         assert len(manifests) == 3 and set(manifests.values()) == {1}, gets
+        # The list: its tail GET, and for the padded one the GET of its start; none by the iceberg extension.
+        assert gets[list_key] == (1 if list_size == "small" else 2), gets
         counters = stats(fast)
         assert counters["manifests_fetched_ahead"] == 3, {k: v for k, v in counters.items() if v}
         fast.execute("CALL httpfs2_reset_stats()")

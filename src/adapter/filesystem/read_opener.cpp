@@ -3,6 +3,7 @@
 #include "adapter/filesystem/manifest_prefetch.hpp"
 #include "adapter/stores/query_versions.hpp"
 #include "core/read_ahead/manifest_list.hpp"
+#include "core/read_ahead/read_ahead_registry.hpp"
 #include "duckdb/common/exception.hpp"
 #include "duckdb/common/file_opener.hpp"
 #include "duckdb/main/client_context_state.hpp"
@@ -191,9 +192,9 @@ unique_ptr<ReadHandle> ReadOpener::OpenFromTail(const string &path, duckdb::File
 		return OpenAtKnownVersion(path, flags, opener, settings, known);
 	}
 	// Parquet files (DuckDB reads their end first), and Iceberg manifest lists (read whole; a tail GET of one is all
-	// of it, and names the manifests to fetch next). A Parquet file opened without metadata is opened so only at its
-	// first open in a query when no footer of it is remembered (otherwise a HEAD is all the open waits for); a
-	// catalog's file and a manifest list always are (its GET takes the HEAD's round trip).
+	// of it or is completed from its start, and names the manifests to fetch next). A Parquet file opened without
+	// metadata is opened so only at its first open in a query when no footer of it is remembered (otherwise a HEAD is
+	// all the open waits for); a catalog's file and a manifest list always are (its GET takes the HEAD's round trip).
 	bool manifest_list = ManifestList::IsManifestList(path);
 	ObjectTail tail;
 	if ((!ReadAheadWiring::IsParquetPath(path) && !manifest_list) ||
@@ -207,6 +208,9 @@ unique_ptr<ReadHandle> ReadOpener::OpenFromTail(const string &path, duckdb::File
 	// In place of the HEAD's sample: the GET's first byte, then its transfer.
 	state.cost_model.ObserveRoundTrip(tail.first_byte_seconds);
 	state.cost_model.ObserveSubRead(tail.range.length, tail.seconds);
+	if (manifest_list && tail.range.offset != 0) {
+		CompleteManifestList(path, opener, tail);
+	}
 	read_ahead.RememberTail(path, tail, opener);
 	if (query) {
 		query->Store(path, tail.version);
@@ -215,6 +219,26 @@ unique_ptr<ReadHandle> ReadOpener::OpenFromTail(const string &path, duckdb::File
 		ManifestPrefetch::Start(path, tail.bytes, store, state.io_pool, state.read_ahead_budget, stats, opener);
 	}
 	return OpenAtKnownVersion(path, flags, opener, settings, tail.version);
+}
+
+void ReadOpener::CompleteManifestList(const string &path, optional_ptr<FileOpener> opener, ObjectTail &tail) {
+	if (tail.version.size > ReadAheadRegistry::MAX_FOOTER_BYTES) {
+		return;
+	}
+	auto reader = store.RangeReaderFor(path, tail.version, opener, true);
+	if (!reader) {
+		return;
+	}
+	string whole(tail.range.offset, '\0');
+	try {
+		// A checked read: an answer of another version than the tail's is an error, never joined to the tail.
+		reader->Read(ByteRange {0, tail.range.offset}, &whole[0]);
+	} catch (std::exception &) {
+		return; // the iceberg extension reads the list through httpfs, and meets any error there
+	}
+	whole += tail.bytes;
+	tail.bytes = std::move(whole);
+	tail.range = ByteRange {0, tail.version.size};
 }
 
 unique_ptr<ReadHandle> ReadOpener::OpenAtKnownVersion(const string &path, duckdb::FileOpenFlags flags,

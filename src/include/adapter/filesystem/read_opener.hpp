@@ -43,6 +43,12 @@ private:
 	duckdb::unique_ptr<ReadHandle> OpenFromTail(const std::string &path, duckdb::FileOpenFlags flags,
 	                                            duckdb::optional_ptr<duckdb::FileOpener> opener,
 	                                            const IoSettings &settings, uint64_t catalog_size);
+	//! Completes `tail`, the end of an Iceberg manifest list larger than the tail GET, with the list's first bytes
+	//! (one range GET at the tail's version) when the whole list fits in a remembered footer; the iceberg extension
+	//! reads it from its start at once, and its manifests are fetched from the whole. Leaves `tail` as it was when the
+	//! list is larger or the GET fails (the open goes on; the list is read as without httpfs2).
+	void CompleteManifestList(const std::string &path, duckdb::optional_ptr<duckdb::FileOpener> opener,
+	                          ObjectTail &tail);
 	//! A handle at `version`, whose inner handle opens when first needed; `opener` must have a client context.
 	duckdb::unique_ptr<ReadHandle> OpenAtKnownVersion(const std::string &path, duckdb::FileOpenFlags flags,
 	                                                  duckdb::optional_ptr<duckdb::FileOpener> opener,
