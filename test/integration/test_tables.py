@@ -80,11 +80,23 @@ def iceberg_table(rig, tmp_path, files: list[bytes]) -> tuple[str, list[str]]:
         key = f"{prefix}/part-{number}.parquet"
         rig.put_object(key, data)
         paths.append(rig.url(key))
-    tables = catalog(rig, tmp_path)
-    tables.create_namespace_if_not_exists("db")
-    table = tables.create_table(f"db.t{uuid.uuid4().hex[:8]}", schema=table_rows().schema)
+    table = empty_table(rig, tmp_path)
     table.add_files(paths)
     return table.metadata_location, paths
+
+
+def empty_table(rig, tmp_path):
+    tables = catalog(rig, tmp_path)
+    tables.create_namespace_if_not_exists("db")
+    return tables.create_table(f"db.t{uuid.uuid4().hex[:8]}", schema=table_rows().schema)
+
+
+def appended_table(rig, tmp_path, appends: int):
+    """A table pyiceberg appended to `appends` times: as many manifests, and data files, as appends."""
+    table = empty_table(rig, tmp_path)
+    for seed in range(appends):
+        table.append(table_rows(seed))
+    return table
 
 
 def test_an_iceberg_table_reads_as_native_with_read_ahead(rig, tmp_path, connections):
@@ -124,11 +136,7 @@ def test_an_iceberg_tables_manifests_are_fetched_side_by_side_each_once(rig, tmp
     than the open's tail GET (a table of thousands of manifests; here padded past 256 KiB) is completed from its start
     by one more GET, which the iceberg extension's own read of the list then finds done."""
     native, fast = connections
-    tables = catalog(rig, tmp_path)
-    tables.create_namespace_if_not_exists("db")
-    table = tables.create_table(f"db.a{uuid.uuid4().hex[:8]}", schema=table_rows().schema)
-    for seed in range(3):
-        table.append(table_rows(seed))
+    table = appended_table(rig, tmp_path, 3)
     list_key = table.current_snapshot().manifest_list.removeprefix(f"s3://{rig.bucket}/")
     if list_size == "past_the_tail":
         original = rig.s3.get_object(Bucket=rig.bucket, Key=list_key)["Body"].read()
@@ -146,6 +154,29 @@ def test_an_iceberg_tables_manifests_are_fetched_side_by_side_each_once(rig, tmp
         assert gets[list_key] == (1 if list_size == "small" else 2), gets
         counters = stats(fast)
         assert counters["manifests_fetched_ahead"] == 3, {k: v for k, v in counters.items() if v}
+        fast.execute("CALL httpfs2_reset_stats()")
+
+
+@pytest.mark.parametrize("threads", [1, 4])
+def test_an_iceberg_scan_fetches_the_tails_of_the_next_data_files_ahead(rig, tmp_path, connections, threads):
+    """The iceberg extension opens a table's data files one after another, each with a tail GET first: once the scan
+    opens them in its manifests' order, the tails of the next ones are fetched ahead, and each open takes its tail
+    (or sends its own while the fetch is still queued), so no tail is fetched twice."""
+    native, fast = connections
+    table = appended_table(rig, tmp_path, 4)
+    sql = CHECKSUM.format(f"iceberg_scan('{table.metadata_location}')")
+    expected = native.execute(sql).fetchall()
+    assert expected[0][0] == 4 * ROWS
+    fast.execute(f"SET threads = {threads}")
+    for _ in range(2):
+        assert fast.execute(sql).fetchall() == expected
+        counters = stats(fast)
+        shown = {k: v for k, v in counters.items() if v}
+        assert counters["manifests_fetched_ahead"] == 4, shown
+        # The first data file's open looks ahead; at threads 4 the other three open at the same time, each before
+        # its tail's fetch left the queue (or was queued at all), and send their own.
+        assert counters["tails_fetched_ahead"] == 3 if threads == 1 else counters["tails_fetched_ahead"] <= 3, shown
+        assert counters["version_requests"] == 1 + 4, shown  # the list's tail, one tail per data file
         fast.execute("CALL httpfs2_reset_stats()")
 
 

@@ -102,6 +102,26 @@ TEST(ManifestList, WhatIsNotAWholeListOfAKnownCodecNamesNothing) {
 	EXPECT_TRUE(ManifestList::Read(not_avro, "s3://bucket/", nullptr).empty()) << "no .avro, no length";
 }
 
+//! A manifest_entry record of a v2 manifest: status, snapshot id (union branch 1), sequence numbers (branch 0), then
+//! the data_file: content, file_path, file_format, an empty partition record, record count, file size.
+std::string Entry(const std::string &path, int64_t status = 1) {
+	return Long(status) + Long(1) + Long(7) + Long(0) + Long(0) + Long(0) + String(path) + String("PARQUET") +
+	       Long(1000) + Long(123456);
+}
+
+TEST(ManifestList, AManifestNamesItsDataFilesInOrderOnce) {
+	const std::string data = "s3://bucket/warehouse/db/t/data/";
+	auto first = Entry(data + "00000-0-a.parquet") + Entry(data + "00001-0-b.parquet");
+	auto second = Entry(data + "00000-0-a.parquet", 2) + Entry("s3://other/t/data/c.parquet") +
+	              Entry(data + std::string(300, 'x') + ".parquet") + Entry(data + "d.orc");
+	auto found = ManifestList::DataFiles(Container("null", {first, second}, 2), "s3://bucket/", nullptr);
+	std::vector<std::string> expected {data + "00000-0-a.parquet", data + "00001-0-b.parquet",
+	                                   data + std::string(300, 'x') + ".parquet"};
+	EXPECT_EQ(found, expected) << "each once, this bucket's, lengths of two bytes, Parquet alone";
+	EXPECT_TRUE(ManifestList::DataFiles(Container("snappy", {first}), "s3://bucket/", nullptr).empty());
+	EXPECT_TRUE(ManifestList::DataFiles(first, "s3://bucket/", nullptr).empty()) << "records alone are no container";
+}
+
 TEST(ManifestList, KnowsItsFilesAndTheirBuckets) {
 	EXPECT_TRUE(ManifestList::IsManifestList(DIR + "snap-6012-1-ab12.avro"));
 	EXPECT_FALSE(ManifestList::IsManifestList(DIR + "ab12-m0.avro"));

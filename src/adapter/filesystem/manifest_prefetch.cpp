@@ -1,6 +1,7 @@
 #include "adapter/filesystem/manifest_prefetch.hpp"
 
 #include "core/read_ahead/manifest_list.hpp"
+#include "duckdb/main/client_context.hpp"
 #include "miniz.hpp"
 
 #include <cstring>
@@ -37,7 +38,7 @@ bool InflateRaw(const char *data, size_t size, std::string &out) {
 	return true;
 }
 
-//! One manifest's fetch: abandoned (its open goes on without it) unless it delivered, however its task ends.
+//! One fetch ahead of an open: abandoned (its open goes on without it) unless it delivered, however its task ends.
 struct Fetch {
 	Fetch(duckdb::shared_ptr<QueryVersions> query_p, std::string path_p, uint64_t expected_p)
 	    : query(std::move(query_p)), path(std::move(path_p)), expected(expected_p) {
@@ -47,22 +48,165 @@ struct Fetch {
 			query->Abandon(path, expected);
 		}
 	}
+	//! Whether to send the request: false once the path's open took it over (it was still queued).
+	bool Start() {
+		return query->Start(path, expected);
+	}
+	void Deliver(std::shared_ptr<ObjectTail> fetched) {
+		query->Deliver(path, std::move(fetched), expected);
+		delivered = true;
+	}
 
 	duckdb::shared_ptr<QueryVersions> query;
 	std::string path;
 	uint64_t expected;
 	bool delivered = false;
 };
+
+//! Room for `bytes` fetched ahead, charged to `budget` until the last owner lets go; null when the budget is full.
+std::shared_ptr<ObjectTail> Reserve(MemoryBudget &budget, uint64_t bytes) {
+	if (!budget.TryReserve(bytes)) {
+		return nullptr;
+	}
+	return std::shared_ptr<ObjectTail>(new ObjectTail(), [&budget, bytes](ObjectTail *freed) {
+		delete freed;
+		budget.Release(bytes);
+	});
+}
 } // namespace
+
+constexpr size_t DataFileOrder::WINDOW;
+
+duckdb::shared_ptr<DataFileOrder> DataFileOrder::Of(duckdb::optional_ptr<duckdb::FileOpener> opener) {
+	auto context = duckdb::FileOpener::TryGetClientContext(opener);
+	if (!context) {
+		return nullptr;
+	}
+	return context->registered_state->GetOrCreate<DataFileOrder>("httpfs2_data_file_order");
+}
+
+void DataFileOrder::QueryBegin(duckdb::ClientContext &) {
+	Clear();
+}
+
+void DataFileOrder::QueryEnd(duckdb::ClientContext &) {
+	Clear();
+}
+
+void DataFileOrder::Clear() {
+	MutexLock guard(lock);
+	generation++;
+	manifests.clear();
+	manifest_index.clear();
+	positions.clear();
+	opened.clear();
+	fetched_ahead.clear();
+}
+
+uint64_t DataFileOrder::Generation() {
+	MutexLock guard(lock);
+	return generation;
+}
+
+void DataFileOrder::Listed(const std::vector<std::string> &list) {
+	MutexLock guard(lock);
+	bool first = true;
+	for (auto &path : list) {
+		if (manifest_index.emplace(path, manifests.size()).second) {
+			Manifest manifest;
+			manifest.path = path;
+			manifest.first_of_list = first;
+			manifests.push_back(std::move(manifest));
+			first = false;
+		}
+	}
+}
+
+void DataFileOrder::Parsed(uint64_t of_generation, const std::string &manifest, std::vector<std::string> data_files) {
+	MutexLock guard(lock);
+	auto found = manifest_index.find(manifest);
+	if (of_generation != generation || found == manifest_index.end() || manifests[found->second].parsed) {
+		return;
+	}
+	for (size_t entry = 0; entry < data_files.size(); entry++) {
+		positions.emplace(data_files[entry], Position {found->second, entry}); // a file named twice: its first place
+	}
+	manifests[found->second].data_files = std::move(data_files);
+	manifests[found->second].parsed = true;
+}
+
+bool DataFileOrder::Next(Position &at) {
+	if (at.entry + 1 < manifests[at.manifest].data_files.size()) {
+		at.entry++;
+		return true;
+	}
+	for (auto index = at.manifest + 1; index < manifests.size() && !manifests[index].first_of_list; index++) {
+		if (!manifests[index].parsed) {
+			return false; // not known yet
+		}
+		if (!manifests[index].data_files.empty()) {
+			at = Position {index, 0};
+			return true;
+		}
+	}
+	return false;
+}
+
+DataFileOrder::Before DataFileOrder::Previous(Position &at) {
+	if (at.entry > 0) {
+		at.entry--;
+		return Before::FILE;
+	}
+	for (auto index = at.manifest; !manifests[index].first_of_list;) {
+		index--;
+		if (!manifests[index].parsed) {
+			return Before::UNKNOWN;
+		}
+		if (!manifests[index].data_files.empty()) {
+			at = Position {index, manifests[index].data_files.size() - 1};
+			return Before::FILE;
+		}
+	}
+	return Before::NOTHING;
+}
+
+std::vector<std::string> DataFileOrder::Opened(const std::string &path) {
+	MutexLock guard(lock);
+	auto found = positions.find(path);
+	if (found == positions.end() || !opened.insert(path).second) {
+		return {}; // named by no manifest, or opened again in the query (its first open looked ahead)
+	}
+	auto previous = found->second;
+	auto before = Previous(previous);
+	bool follows = fetched_ahead.count(path) != 0 || before == Before::NOTHING ||
+	               (before == Before::FILE && opened.count(manifests[previous.manifest].data_files[previous.entry]));
+	std::vector<std::string> ahead;
+	auto next = found->second;
+	for (size_t step = 0; follows && step < WINDOW && Next(next); step++) {
+		auto &file = manifests[next.manifest].data_files[next.entry];
+		if (opened.count(file) == 0 && fetched_ahead.insert(file).second) {
+			ahead.push_back(file);
+		}
+	}
+	return ahead;
+}
 
 void ManifestPrefetch::Start(const std::string &list_path, const std::string &list_bytes, RemoteStore &store,
                              IoPool &pool, MemoryBudget &budget, IoStats &stats,
                              duckdb::optional_ptr<duckdb::FileOpener> opener) {
 	auto query = QueryVersions::Of(opener);
-	if (!query) {
+	auto order = DataFileOrder::Of(opener);
+	if (!query || !order) {
 		return;
 	}
-	auto manifests = ManifestList::Read(list_bytes, ManifestList::SchemeAndAuthority(list_path), InflateRaw);
+	auto prefix = ManifestList::SchemeAndAuthority(list_path);
+	auto manifests = ManifestList::Read(list_bytes, prefix, InflateRaw);
+	std::vector<std::string> in_order;
+	for (auto &manifest : manifests) {
+		in_order.push_back(manifest.path);
+	}
+	order->Listed(in_order);
+	auto generation = order->Generation();
 	for (auto &manifest : manifests) {
 		if (manifest.length > MAX_MANIFEST_BYTES) {
 			continue;
@@ -80,28 +224,65 @@ void ManifestPrefetch::Start(const std::string &list_path, const std::string &li
 		}
 		auto fetch = std::make_shared<Fetch>(query, manifest.path, expected);
 		auto length = manifest.length;
-		if (!budget.TryReserve(length)) {
+		auto fetched = Reserve(budget, length);
+		if (!fetched) {
 			continue; // left to its open; the Fetch abandons it
 		}
-		// Charged to the read-ahead budget until its open takes it or the query ends.
-		std::shared_ptr<std::string> bytes(new std::string(length, '\0'), [&budget, length](std::string *freed) {
-			delete freed;
-			budget.Release(length);
-		});
 		stats.Add(Counter::READ_AHEAD_REQUESTS);
 		stats.Add(Counter::READ_AHEAD_BYTES, length);
-		pool.Submit([fetch, reader, bytes, &stats, length]() mutable {
+		pool.Submit([fetch, reader, fetched, order, generation, prefix, &stats, length]() {
+			if (!fetch->Start()) {
+				return;
+			}
 			try {
-				reader->Read(ByteRange {0, length}, &(*bytes)[0]);
-				auto version = reader->AnsweredVersion();
+				fetched->bytes.resize(length);
+				reader->Read(ByteRange {0, length}, &fetched->bytes[0]);
+				fetched->range = ByteRange {0, length};
+				fetched->version = reader->AnsweredVersion();
 				// Remembered bytes must be named by their content, or by no ETag at all (then the query's alone).
-				if (version.etag.empty() || version.IsContentHash()) {
-					fetch->query->Deliver(fetch->path, version, std::move(bytes), fetch->expected);
-					fetch->delivered = true;
-					stats.Add(Counter::MANIFESTS_FETCHED_AHEAD);
+				if (!fetched->version.etag.empty() && !fetched->version.IsContentHash()) {
+					return;
 				}
+				fetch->Deliver(fetched);
+				stats.Add(Counter::MANIFESTS_FETCHED_AHEAD);
+				// After the delivery, which its open waits for; the open only reads the bytes too.
+				order->Parsed(generation, fetch->path, ManifestList::DataFiles(fetched->bytes, prefix, InflateRaw));
 			} catch (std::exception &) {
 				// The open reads the manifest itself, and meets any error there as it would without httpfs2.
+			}
+		});
+	}
+}
+
+void ManifestPrefetch::DataFileOpened(const std::string &path, RemoteStore &store, IoPool &pool, MemoryBudget &budget,
+                                      IoStats &stats, duckdb::optional_ptr<duckdb::FileOpener> opener) {
+	auto query = QueryVersions::Of(opener);
+	auto order = DataFileOrder::Of(opener);
+	if (!query || !order) {
+		return;
+	}
+	for (auto &ahead : order->Opened(path)) {
+		auto expected = query->Expect(ahead);
+		if (expected == 0) {
+			continue;
+		}
+		auto fetch = std::make_shared<Fetch>(query, ahead, expected);
+		auto send = store.TailFetcherFor(ahead, opener);
+		auto fetched = send ? Reserve(budget, S3Tails::TAIL_BYTES) : nullptr;
+		if (!fetched) {
+			continue; // left to its open; the Fetch abandons it
+		}
+		pool.Submit([fetch, send, fetched, &stats]() {
+			if (!fetch->Start()) {
+				return;
+			}
+			try {
+				if (send(*fetched)) {
+					fetch->Deliver(fetched);
+					stats.Add(Counter::TAILS_FETCHED_AHEAD);
+				}
+			} catch (std::exception &) {
+				// The open sends its own tail GET, and meets any error there as it would without httpfs2.
 			}
 		});
 	}

@@ -165,8 +165,13 @@ unique_ptr<ReadHandle> ReadOpener::OpenFromTail(const string &path, duckdb::File
                                                 uint64_t catalog_size) {
 	// A later open in the query of a file opened from its tail: at the version the tail gave, as httpfs opens it again
 	// from what its first open learnt.
-	// A path fetched whole ahead of its open (an Iceberg manifest, ManifestPrefetch) is opened at the version the
-	// fetch gave, its bytes remembered for its reads.
+	// A path fetched ahead of its open (an Iceberg manifest whole, a data file's tail: ManifestPrefetch) is opened at
+	// the version the fetch gave, its bytes remembered for its reads.
+	// A data file an Iceberg manifest named: the tails of the files after it are fetched now, if the scan follows the
+	// manifests' order.
+	if (catalog_size != 0 && ReadAheadWiring::IsParquetPath(path) && read_ahead.TuningFor(settings).fetch_ahead) {
+		ManifestPrefetch::DataFileOpened(path, store, state.io_pool, state.read_ahead_budget, stats, opener);
+	}
 	auto query = QueryVersions::Of(opener);
 	auto context = FileOpener::TryGetClientContext(opener);
 	bool interrupted = false; // while waiting for a fetch of the path
@@ -179,15 +184,13 @@ unique_ptr<ReadHandle> ReadOpener::OpenFromTail(const string &path, duckdb::File
 		throw duckdb::InterruptException();
 	}
 	if (found) {
+		// Taken in any case: the budget they are charged to is released with `fetched`.
+		auto fetched = query->TakeFetched(path);
 		if (catalog_size != 0 && known.size != catalog_size) {
 			return nullptr;
 		}
-		if (auto fetched = query->TakeBytes(path)) {
-			ObjectTail whole;
-			whole.version = known;
-			whole.range = ByteRange {0, fetched->size()};
-			whole.bytes = std::move(*fetched); // the registry copies them; the budget is released with `fetched`
-			read_ahead.RememberTail(path, whole, opener);
+		if (fetched) {
+			read_ahead.RememberTail(path, *fetched, opener); // the registry copies them
 		}
 		return OpenAtKnownVersion(path, flags, opener, settings, known);
 	}

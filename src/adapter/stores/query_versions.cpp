@@ -27,7 +27,8 @@ void QueryVersions::Clear() {
 		std::lock_guard<std::mutex> guard(lock);
 		versions.clear();
 		awaited.clear();
-		bytes.clear();
+		fetched.clear();
+		opening.clear();
 	}
 	delivered.notify_all();
 }
@@ -37,7 +38,12 @@ bool QueryVersions::Find(const std::string &path, ObjectVersion &version, const 
 	static constexpr std::chrono::milliseconds GIVE_UP_CHECK {50};
 	auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(MAX_WAIT_SECONDS);
 	std::unique_lock<std::mutex> guard(lock);
-	while (awaited.count(path) != 0 && std::chrono::steady_clock::now() < deadline) {
+	for (auto waiting = awaited.find(path); waiting != awaited.end() && std::chrono::steady_clock::now() < deadline;
+	     waiting = awaited.find(path)) {
+		if (!waiting->second.started) {
+			awaited.erase(waiting); // still queued: the open's own request is sooner than waiting behind the queue
+			break;
+		}
 		if (give_up && give_up()) {
 			return false;
 		}
@@ -45,6 +51,7 @@ bool QueryVersions::Find(const std::string &path, ObjectVersion &version, const 
 	}
 	auto found = versions.find(path);
 	if (found == versions.end()) {
+		opening.insert(path); // the open asks the store itself: no fetch of it is started after this
 		return false;
 	}
 	version = found->second;
@@ -61,30 +68,41 @@ void QueryVersions::Forget(const std::string &path) {
 		std::lock_guard<std::mutex> guard(lock);
 		versions.erase(path);
 		awaited.erase(path);
-		bytes.erase(path);
+		fetched.erase(path);
+		opening.erase(path);
 	}
 	delivered.notify_all();
 }
 
 uint64_t QueryVersions::Expect(const std::string &path) {
 	std::lock_guard<std::mutex> guard(lock);
-	if (versions.count(path) || awaited.count(path)) {
+	if (versions.count(path) || awaited.count(path) || opening.count(path)) {
 		return 0;
 	}
-	return awaited[path] = ++expectations;
+	awaited[path] = Awaited {++expectations, false};
+	return expectations;
 }
 
-void QueryVersions::Deliver(const std::string &path, const ObjectVersion &version, std::shared_ptr<std::string> fetched,
-                            uint64_t expected) {
+bool QueryVersions::Start(const std::string &path, uint64_t expected) {
+	std::lock_guard<std::mutex> guard(lock);
+	auto waiting = awaited.find(path);
+	if (waiting == awaited.end() || waiting->second.number != expected) {
+		return false;
+	}
+	waiting->second.started = true;
+	return true;
+}
+
+void QueryVersions::Deliver(const std::string &path, std::shared_ptr<ObjectTail> tail, uint64_t expected) {
 	{
 		std::lock_guard<std::mutex> guard(lock);
 		auto waiting = awaited.find(path);
-		if (waiting == awaited.end() || waiting->second != expected) {
+		if (waiting == awaited.end() || waiting->second.number != expected) {
 			return; // the query ended, or the path was written meanwhile
 		}
 		awaited.erase(waiting);
-		versions[path] = version;
-		bytes[path] = std::move(fetched);
+		versions[path] = tail->version;
+		fetched[path] = std::move(tail);
 	}
 	delivered.notify_all();
 }
@@ -93,7 +111,7 @@ void QueryVersions::Abandon(const std::string &path, uint64_t expected) {
 	{
 		std::lock_guard<std::mutex> guard(lock);
 		auto waiting = awaited.find(path);
-		if (waiting == awaited.end() || waiting->second != expected) {
+		if (waiting == awaited.end() || waiting->second.number != expected) {
 			return;
 		}
 		awaited.erase(waiting);
@@ -101,14 +119,14 @@ void QueryVersions::Abandon(const std::string &path, uint64_t expected) {
 	delivered.notify_all();
 }
 
-std::shared_ptr<std::string> QueryVersions::TakeBytes(const std::string &path) {
+std::shared_ptr<ObjectTail> QueryVersions::TakeFetched(const std::string &path) {
 	std::lock_guard<std::mutex> guard(lock);
-	auto found = bytes.find(path);
-	if (found == bytes.end()) {
+	auto found = fetched.find(path);
+	if (found == fetched.end()) {
 		return nullptr;
 	}
 	auto taken = std::move(found->second);
-	bytes.erase(found);
+	fetched.erase(found);
 	return taken;
 }
 

@@ -48,8 +48,7 @@ public:
 	}
 
 	bool FetchTail(const string &path, optional_ptr<FileOpener> opener, ObjectTail &tail) override {
-		auto now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now().time_since_epoch())
-		               .count();
+		auto now = NowSeconds();
 		if (now < tails_paused_until) {
 			return false;
 		}
@@ -62,6 +61,11 @@ public:
 			tails_paused_until = now + TAIL_PAUSE_SECONDS;
 		}
 		return false;
+	}
+
+	S3Tails::Send TailFetcherFor(const string &path, optional_ptr<FileOpener> opener) override {
+		// A tail fetched ahead that fails leaves the open to its own tail GET, which counts the failures.
+		return NowSeconds() < tails_paused_until ? nullptr : S3Tails::Prepare(path, opener, stats);
 	}
 
 	bool FooterOutlivesOpen(const ObjectVersion &version) const override {
@@ -81,6 +85,11 @@ public:
 	}
 
 private:
+	static int64_t NowSeconds() {
+		return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now().time_since_epoch())
+		    .count();
+	}
+
 	//! After this many tail GETs in a row that did not give a tail (a store or secret httpfs2 cannot address, whose
 	//! every open would pay for a failed request), no tail is asked for TAIL_PAUSE_SECONDS.
 	static constexpr uint32_t MAX_FAILED_TAILS = 8;

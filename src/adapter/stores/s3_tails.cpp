@@ -27,30 +27,41 @@ static bool TailFromResponse(const duckdb::HTTPResponse &response, string body, 
 	return tail.version.etag.empty() || tail.version.IsContentHash();
 }
 
-bool S3Tails::Fetch(const string &path, optional_ptr<FileOpener> opener, IoStats &stats, ObjectTail &tail) {
+S3Tails::Send S3Tails::Prepare(const string &path, optional_ptr<FileOpener> opener, IoStats &stats) {
 	try {
 		auto context = FileOpener::TryGetClientContext(opener);
 		S3Credentials credentials;
 		S3Address address;
 		if (!context || !ResolveS3Object(path, opener, credentials, address)) {
-			return false;
+			return nullptr;
 		}
 		auto headers = SignedS3RangeGet(credentials, address, "bytes=-" + std::to_string(TAIL_BYTES));
-
-		auto &http = duckdb::HTTPUtil::Get(*context->db);
-		auto params = QuietParams(http, path, opener);
+		// Without the query's logger (QuietParams): the GET may be sent after the query that prepared it ended.
+		std::shared_ptr<duckdb::HTTPParams> params = QuietParams(duckdb::HTTPUtil::Get(*context->db), path, opener);
 		// The tail stands in for the HEAD that an open makes anyway: a store that stalls it is given up on after a
 		// short deadline, and the open goes on with httpfs's HEAD.
 		params->timeout = TAIL_TIMEOUT_SECONDS;
 		params->timeout_usec = 0;
 		params->retries = 0;
+		auto url = address.Url();
+		return [url, headers, params, &stats](ObjectTail &tail) {
+			return SendTailGet(url, headers, *params, stats, tail);
+		};
+	} catch (std::exception &) {
+		return nullptr;
+	}
+}
+
+bool S3Tails::SendTailGet(const string &url, const duckdb::HTTPHeaders &headers, duckdb::HTTPParams &params,
+                          IoStats &stats, ObjectTail &tail) {
+	try {
 		string body;
 		auto start = std::chrono::steady_clock::now();
 		auto since_start = [start]() {
 			return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 		};
 		duckdb::GetRequestInfo get(
-		    address.Url(), headers, *params,
+		    url, headers, params,
 		    [&](const duckdb::HTTPResponse &) {
 			    tail.first_byte_seconds = since_start();
 			    return true;
@@ -63,12 +74,17 @@ bool S3Tails::Fetch(const string &path, optional_ptr<FileOpener> opener, IoStats
 			    return true;
 		    });
 		stats.Add(Counter::VERSION_REQUESTS);
-		auto response = http.Request(get);
+		auto response = params.http_util.Request(get);
 		tail.seconds = since_start();
 		return response && TailFromResponse(*response, std::move(body), tail);
 	} catch (std::exception &) {
 		return false;
 	}
+}
+
+bool S3Tails::Fetch(const string &path, optional_ptr<FileOpener> opener, IoStats &stats, ObjectTail &tail) {
+	auto send = Prepare(path, opener, stats);
+	return send && send(tail);
 }
 
 } // namespace httpfs2

@@ -72,10 +72,10 @@ bool EndsWith(const std::string &text, const std::string &suffix) {
 	return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-//! The (manifest_path, manifest_length) pairs in one block's records: each string under `prefix` that ends in
-//! ".avro", whose length is the long just before it and which a positive long follows.
-void FindManifests(const std::string &data, const std::string &prefix, std::unordered_set<std::string> &seen,
-                   std::vector<ListedManifest> &found) {
+//! Calls `found` with each string in `data` (a block's records) that begins with `prefix`, ends with `suffix` and
+//! whose length is the long just before it (1 to 3 bytes), with the position just after it.
+void FindStrings(const std::string &data, const std::string &prefix, const std::string &suffix,
+                 const std::function<void(std::string path, size_t after)> &found) {
 	for (size_t start = data.find(prefix); start != std::string::npos; start = data.find(prefix, start + 1)) {
 		for (size_t width = 1; width <= 3 && width <= start; width++) {
 			size_t position = start - width;
@@ -85,22 +85,53 @@ void FindManifests(const std::string &data, const std::string &prefix, std::unor
 				continue;
 			}
 			auto path = data.substr(start, static_cast<size_t>(length));
-			position = start + path.size();
-			int64_t manifest_length;
 			bool printable = true;
 			for (auto c : path) {
 				printable = printable && static_cast<uint8_t>(c) >= 0x20 && c != 0x7f;
 			}
-			if (!printable || !EndsWith(path, ".avro") || !ReadLong(data, position, manifest_length) ||
-			    manifest_length <= 0) {
+			if (!printable || !EndsWith(path, suffix)) {
 				continue;
 			}
-			if (seen.insert(path).second) {
-				found.push_back(ListedManifest {path, static_cast<uint64_t>(manifest_length)});
-			}
+			found(std::move(path), start + static_cast<size_t>(length));
 			break;
 		}
 	}
+}
+
+//! Calls `visit` with the records of each block of the Avro container file in `bytes` (inflated); false when it is
+//! not one of the null or deflate codec, or a block does not inflate.
+bool ForEachBlock(const std::string &bytes, const ManifestList::Inflater &inflate,
+                  const std::function<void(const std::string &records)> &visit) {
+	if (bytes.size() < sizeof(MAGIC) + SYNC_BYTES ||
+	    bytes.compare(0, sizeof(MAGIC), std::string(MAGIC, sizeof(MAGIC))) != 0) {
+		return false;
+	}
+	size_t position = sizeof(MAGIC);
+	std::string codec;
+	if (!ReadCodec(bytes, position, codec) || (codec != "null" && codec != "deflate") ||
+	    bytes.size() - position < SYNC_BYTES) {
+		return false;
+	}
+	auto sync = bytes.substr(position, SYNC_BYTES);
+	position += SYNC_BYTES;
+	while (position < bytes.size()) {
+		int64_t objects;
+		std::string block;
+		if (!ReadLong(bytes, position, objects) || objects < 0 || !ReadBytes(bytes, position, block) ||
+		    bytes.size() - position < SYNC_BYTES || bytes.compare(position, SYNC_BYTES, sync) != 0) {
+			return false;
+		}
+		position += SYNC_BYTES;
+		if (codec == "deflate") {
+			std::string inflated;
+			if (!inflate || !inflate(block.data(), block.size(), inflated)) {
+				return false;
+			}
+			block = std::move(inflated);
+		}
+		visit(block);
+	}
+	return true;
 }
 } // namespace
 
@@ -125,37 +156,32 @@ std::string ManifestList::SchemeAndAuthority(const std::string &path) {
 std::vector<ListedManifest> ManifestList::Read(const std::string &bytes, const std::string &prefix,
                                                const Inflater &inflate) {
 	std::vector<ListedManifest> found;
-	if (prefix.empty() || bytes.size() < sizeof(MAGIC) + SYNC_BYTES ||
-	    bytes.compare(0, sizeof(MAGIC), std::string(MAGIC, sizeof(MAGIC))) != 0) {
-		return found;
-	}
-	size_t position = sizeof(MAGIC);
-	std::string codec;
-	if (!ReadCodec(bytes, position, codec) || (codec != "null" && codec != "deflate") ||
-	    bytes.size() - position < SYNC_BYTES) {
-		return found;
-	}
-	auto sync = bytes.substr(position, SYNC_BYTES);
-	position += SYNC_BYTES;
 	std::unordered_set<std::string> seen;
-	while (position < bytes.size()) {
-		int64_t objects;
-		std::string block;
-		if (!ReadLong(bytes, position, objects) || objects < 0 || !ReadBytes(bytes, position, block) ||
-		    bytes.size() - position < SYNC_BYTES || bytes.compare(position, SYNC_BYTES, sync) != 0) {
-			return {};
-		}
-		position += SYNC_BYTES;
-		if (codec == "deflate") {
-			std::string inflated;
-			if (!inflate || !inflate(block.data(), block.size(), inflated)) {
-				return {};
+	auto walked = !prefix.empty() && ForEachBlock(bytes, inflate, [&](const std::string &records) {
+		// Each record: manifest_path, then manifest_length (a positive long).
+		FindStrings(records, prefix, ".avro", [&](std::string path, size_t after) {
+			int64_t length;
+			if (ReadLong(records, after, length) && length > 0 && seen.count(path) == 0) {
+				seen.insert(path);
+				found.push_back(ListedManifest {std::move(path), static_cast<uint64_t>(length)});
 			}
-			block = std::move(inflated);
-		}
-		FindManifests(block, prefix, seen, found);
-	}
-	return found;
+		});
+	});
+	return walked ? found : std::vector<ListedManifest>();
+}
+
+std::vector<std::string> ManifestList::DataFiles(const std::string &bytes, const std::string &prefix,
+                                                 const Inflater &inflate) {
+	std::vector<std::string> found;
+	std::unordered_set<std::string> seen;
+	auto walked = !prefix.empty() && ForEachBlock(bytes, inflate, [&](const std::string &records) {
+		FindStrings(records, prefix, ".parquet", [&](std::string path, size_t) {
+			if (seen.insert(path).second) {
+				found.push_back(std::move(path));
+			}
+		});
+	});
+	return walked ? found : std::vector<std::string>();
 }
 
 } // namespace httpfs2

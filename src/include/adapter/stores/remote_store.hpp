@@ -66,6 +66,11 @@ public:
 	virtual bool FetchTail(const std::string &path, duckdb::optional_ptr<duckdb::FileOpener> opener, ObjectTail &tail) {
 		return false;
 	}
+	//! FetchTail's GET prepared now and sent later, on any thread (a tail fetched ahead of the file's open); null when
+	//! the store cannot give it now.
+	virtual S3Tails::Send TailFetcherFor(const std::string &path, duckdb::optional_ptr<duckdb::FileOpener> opener) {
+		return nullptr;
+	}
 	//! Handles opened at a known version are kept across opens of it: an open costs a request on this store.
 	virtual bool KeepsVersionHandles() const {
 		return false;

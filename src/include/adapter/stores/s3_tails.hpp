@@ -14,7 +14,9 @@
 #include "adapter/stores/object_version.hpp"
 #include "core/common/io_stats.hpp"
 #include "duckdb/common/file_opener.hpp"
+#include "duckdb/common/http_util.hpp"
 
+#include <functional>
 #include <string>
 
 namespace httpfs2 {
@@ -43,6 +45,16 @@ public:
 	//! error. The caller then opens the file as it would without httpfs2, and httpfs reports what is wrong.
 	static bool Fetch(const std::string &path, duckdb::optional_ptr<duckdb::FileOpener> opener, IoStats &stats,
 	                  ObjectTail &tail);
+
+	//! A tail GET signed and ready to send: Fetch's request, to be sent later on any thread while the database lives
+	//! (a tail fetched ahead of the file's open). Returns Fetch's answer. `stats` must outlive it.
+	using Send = std::function<bool(ObjectTail &tail)>;
+	//! Null where Fetch would return false before sending anything.
+	static Send Prepare(const std::string &path, duckdb::optional_ptr<duckdb::FileOpener> opener, IoStats &stats);
+
+private:
+	static bool SendTailGet(const std::string &url, const duckdb::HTTPHeaders &headers, duckdb::HTTPParams &params,
+	                        IoStats &stats, ObjectTail &tail);
 };
 
 } // namespace httpfs2

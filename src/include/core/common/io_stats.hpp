@@ -65,6 +65,9 @@ enum class Counter : size_t {
 	//! Iceberg manifests fetched whole, side by side, when their manifest list was opened (ManifestPrefetch): their
 	//! opens in the query take these bytes and make no request.
 	MANIFESTS_FETCHED_AHEAD,
+	//! Tails of Iceberg data files fetched ahead of their opens, in the order their manifests name them: the opens
+	//! take them in place of their own tail GET.
+	TAILS_FETCHED_AHEAD,
 	//! Answers to httpfs2's own range GETs that were not the bytes asked for: a server that ignored Range (the object
 	//! is then read through the wrapped filesystem alone), served other bytes, or another version of the object.
 	RANGE_ANSWERS_REFUSED,
@@ -120,6 +123,7 @@ constexpr CounterSpec COUNTER_SPECS[] = {
     {Counter::INNER_OPENS, "inner_opens"},
     {Counter::FOOTER_BYTES_REUSED, "footer_bytes_reused"},
     {Counter::MANIFESTS_FETCHED_AHEAD, "manifests_fetched_ahead"},
+    {Counter::TAILS_FETCHED_AHEAD, "tails_fetched_ahead"},
     {Counter::RANGE_ANSWERS_REFUSED, "range_answers_refused"},
     {Counter::FILES_UPLOADED, "files_uploaded"},
     {Counter::UPLOAD_PARTS, "upload_parts"},

@@ -9,7 +9,8 @@
 // (that needs the schema): each record begins with manifest_path (a string) and manifest_length (a long), so a string
 // under the list's own scheme and bucket that ends in ".avro" and is followed by a positive long is taken for one.
 // A string that only looks like one costs a fetch no open asks for; never wrong bytes (a fetch is checked against
-// the length the list gives, and an open uses it only at that length).
+// the length the list gives, and an open uses it only at that length). A manifest names its data files so too, which
+// the scan opens in that order: their tails can be fetched ahead of the opens.
 //===----------------------------------------------------------------------===//
 
 #pragma once
@@ -42,6 +43,12 @@ public:
 	//! or deflate codec, or a block does not inflate.
 	static std::vector<ListedManifest> Read(const std::string &bytes, const std::string &prefix,
 	                                        const Inflater &inflate);
+	//! The Parquet data files a manifest in `bytes` (the whole file) names, in its order, each once, those under
+	//! `prefix` alone: each string under `prefix` ending in ".parquet" that its length precedes (a data file's
+	//! file_path; the entries' other fields need the schema). Entries of any status: a deleted one names a file the
+	//! scan does not open. Empty as for Read.
+	static std::vector<std::string> DataFiles(const std::string &bytes, const std::string &prefix,
+	                                          const Inflater &inflate);
 	//! "scheme://authority/" of `path`; empty when it has none.
 	static std::string SchemeAndAuthority(const std::string &path);
 };

@@ -1,0 +1,136 @@
+// What one query remembers of fetches made ahead of its opens: QueryVersions (an open waits for a fetch under way,
+// takes over one still queued, takes what a fetch delivered once) and DataFileOrder (which data files' tails to fetch
+// as an Iceberg scan opens them in its manifests' order, and none when it skips files).
+
+#include "adapter/filesystem/manifest_prefetch.hpp"
+#include "adapter/stores/query_versions.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+using httpfs2::DataFileOrder;
+using httpfs2::ObjectTail;
+using httpfs2::ObjectVersion;
+using httpfs2::QueryVersions;
+using std::string;
+using std::vector;
+
+namespace {
+
+std::shared_ptr<ObjectTail> Tail(uint64_t size, const string &etag) {
+	auto tail = std::make_shared<ObjectTail>();
+	tail->version.size = size;
+	tail->version.etag = etag;
+	tail->range = httpfs2::ByteRange {size - 3, 3};
+	tail->bytes = "end";
+	return tail;
+}
+
+vector<string> Files(const string &manifest, size_t count) {
+	vector<string> files;
+	for (size_t i = 0; i < count; i++) {
+		files.push_back("s3://b/t/data/" + manifest + "-" + std::to_string(i) + ".parquet");
+	}
+	return files;
+}
+
+} // namespace
+
+TEST(QueryVersions, AnOpenWaitsForAFetchUnderWayAndTakesItsBytesOnce) {
+	QueryVersions query;
+	auto expected = query.Expect("s3://b/f.parquet");
+	ASSERT_NE(expected, 0u);
+	EXPECT_EQ(query.Expect("s3://b/f.parquet"), 0u) << "awaited already";
+	ASSERT_TRUE(query.Start("s3://b/f.parquet", expected));
+	std::atomic<bool> found {false};
+	ObjectVersion version;
+	std::thread open([&]() { found = query.Find("s3://b/f.parquet", version); });
+	std::this_thread::sleep_for(std::chrono::milliseconds(100));
+	EXPECT_FALSE(found) << "waits while the fetch is under way";
+	query.Deliver("s3://b/f.parquet", Tail(100, "\"abc\""), expected);
+	open.join();
+	ASSERT_TRUE(found);
+	EXPECT_EQ(version.size, 100u);
+	auto fetched = query.TakeFetched("s3://b/f.parquet");
+	ASSERT_TRUE(fetched);
+	EXPECT_EQ(fetched->bytes, "end");
+	EXPECT_FALSE(query.TakeFetched("s3://b/f.parquet")) << "handed out once";
+}
+
+TEST(QueryVersions, AnOpenTakesOverAFetchStillQueued) {
+	QueryVersions query;
+	auto expected = query.Expect("s3://b/f.parquet");
+	ObjectVersion version;
+	EXPECT_FALSE(query.Find("s3://b/f.parquet", version)) << "no wait: the open sends its own request";
+	EXPECT_FALSE(query.Start("s3://b/f.parquet", expected)) << "the queued fetch is not sent";
+	query.Deliver("s3://b/f.parquet", Tail(100, ""), expected);
+	EXPECT_FALSE(query.Find("s3://b/f.parquet", version)) << "a late delivery is ignored";
+	EXPECT_FALSE(query.TakeFetched("s3://b/f.parquet"));
+}
+
+TEST(QueryVersions, NoFetchStartsForAPathItsOpenAsksForItself) {
+	QueryVersions query;
+	ObjectVersion version;
+	EXPECT_FALSE(query.Find("s3://b/f.parquet", version)) << "neither known nor awaited";
+	EXPECT_EQ(query.Expect("s3://b/f.parquet"), 0u) << "the open's own request is under way";
+	query.Clear();
+	EXPECT_NE(query.Expect("s3://b/f.parquet"), 0u) << "the next query";
+}
+
+TEST(QueryVersions, AnAbandonedFetchReleasesItsWaiters) {
+	QueryVersions query;
+	auto expected = query.Expect("s3://b/f.parquet");
+	ASSERT_TRUE(query.Start("s3://b/f.parquet", expected));
+	std::thread abandon([&]() {
+		std::this_thread::sleep_for(std::chrono::milliseconds(50));
+		query.Abandon("s3://b/f.parquet", expected);
+	});
+	ObjectVersion version;
+	EXPECT_FALSE(query.Find("s3://b/f.parquet", version));
+	abandon.join();
+}
+
+TEST(DataFileOrder, AScanInTheManifestsOrderFetchesTheNextTailsAhead) {
+	DataFileOrder order;
+	order.Listed({"m0", "m1"});
+	auto generation = order.Generation();
+	order.Parsed(generation, "m0", Files("m0", 3));
+	order.Parsed(generation, "m1", Files("m1", 10));
+	auto ahead = order.Opened(Files("m0", 3)[0]);
+	ASSERT_EQ(ahead.size(), DataFileOrder::WINDOW) << "the list's first file: a window ahead, across manifests";
+	EXPECT_EQ(ahead[0], Files("m0", 3)[1]);
+	EXPECT_EQ(ahead[2], Files("m1", 10)[0]);
+	EXPECT_EQ(ahead.back(), Files("m1", 10)[5]);
+	ahead = order.Opened(Files("m0", 3)[1]);
+	ASSERT_EQ(ahead.size(), 1u) << "a file fetched ahead opened: the window moves on by one";
+	EXPECT_EQ(ahead[0], Files("m1", 10)[6]);
+	EXPECT_TRUE(order.Opened(Files("m0", 3)[1]).empty()) << "opened again in the query";
+	EXPECT_TRUE(order.Opened("s3://b/other.parquet").empty()) << "named by no manifest";
+}
+
+TEST(DataFileOrder, AScanThatSkipsFilesFetchesNothingAhead) {
+	DataFileOrder order;
+	order.Listed({"m0"});
+	order.Parsed(order.Generation(), "m0", Files("m0", 40));
+	auto files = Files("m0", 40);
+	EXPECT_TRUE(order.Opened(files[20]).empty()) << "the file before it was not opened";
+	EXPECT_TRUE(order.Opened(files[30]).empty());
+	EXPECT_EQ(order.Opened(files[31]).size(), DataFileOrder::WINDOW) << "two in a row: the scan follows the order";
+}
+
+TEST(DataFileOrder, OnlyParsedManifestsOfThisQueryAreFollowed) {
+	DataFileOrder order;
+	order.Listed({"m0", "m1"});
+	auto stale = order.Generation();
+	order.Clear(); // the query ended
+	order.Listed({"m0", "m1"});
+	order.Parsed(stale, "m0", Files("m0", 3));
+	EXPECT_TRUE(order.Opened(Files("m0", 3)[0]).empty()) << "parsed for a query that ended";
+	order.Parsed(order.Generation(), "m1", Files("m1", 3));
+	EXPECT_TRUE(order.Opened(Files("m1", 3)[0]).empty()) << "the file before it is behind a manifest not parsed";
+	order.Parsed(order.Generation(), "m0", Files("m0", 3));
+	auto ahead = order.Opened(Files("m0", 3)[0]);
+	ASSERT_EQ(ahead.size(), 4u) << "up to the end of the list: m0's two others and m1's two not opened";
+}
