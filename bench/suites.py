@@ -162,7 +162,8 @@ SUITES = {
     "writes": Writes(),
     # Issue 32: lineitem as Iceberg (pyiceberg), Delta (delta-rs) and DuckLake tables on S3, 10 data files each, read
     # by the catalog's own reader and by read_parquet of the same files, native vs httpfs2 vs those files locally.
-    "tables": Tables(tables=("iceberg", "delta", "ducklake")),
+    # iceberg-appends: an often-appended table of 100 small data files.
+    "tables": Tables(tables=("iceberg", "iceberg-appends", "delta", "ducklake")),
     # Issue 32: the 22 TPC-H queries on a DuckLake catalog of the 8 tables, and on views over its data files.
     "tables-tpch": Tables(tables=("ducklake-tpch",)),
     # Issues 31 and 32 at bigbox: 8 x 128 MiB read_blob and the lineitem projection, native vs httpfs2 at threads 1 and

@@ -7,6 +7,7 @@ ROW_GROUP_ROWS rows and snappy, as the workload data has:
   iceberg   pyiceberg, a SqlCatalog on a local sqlite file, its S3 FileIO pointed at versitygw
   delta     deltalake (delta-rs), unsafe rename allowed (no locking service: one writer)
   ducklake  DuckDB's ducklake extension, the catalog a local DuckDB file, DATA_PATH on the bucket
+`iceberg-appends` is an often-appended Iceberg table: 100 appends of 2,000 rows (100 data files and manifests).
 The writers talk to versitygw directly (no toxics): building the tables is not measured.
 `ducklake-tpch` is the 8 TPC-H tables in one DuckLake catalog, one CREATE TABLE AS each.
 
@@ -25,12 +26,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench import data
+from bench.answers import normalize_rows
 from bench.workloads import PROJECTION, Workload
 from rig import ducklake_extension
 from rig.paths import delta_extension, iceberg_extensions
 
 BATCHES = 10
 ROW_GROUP_ROWS = 100_000
+APPENDS = 100  # iceberg-appends: that many appends of APPEND_ROWS rows
+APPEND_ROWS = 2_000
 MiB = 1 << 20
 LINEITEM = "lineitem"
 
@@ -73,9 +77,13 @@ def _files_list(keys: list) -> str:
     return "[" + ", ".join(f"'{{base}}/{key}'" for key in keys) + "]"
 
 
-def _files_scan(name: str, keys: list) -> Scan:
-    """The projection over the same data files through read_parquet."""
-    return Scan(Workload(f"{name} files", "tpch-sf1", (PROJECTION + f"read_parquet({_files_list(keys)})",)), local=True)
+def _files_scan(name: str, keys: list, expect: list | None = None) -> Scan:
+    """The projection over the same data files through read_parquet (`expect`: its answer, when the table does not
+    hold all of lineitem)."""
+    workload = Workload(f"{name} files", "tpch-sf1", (PROJECTION + f"read_parquet({_files_list(keys)})",))
+    if expect is not None:
+        return Scan(workload, reference=None, expect=expect, local=True)
+    return Scan(workload, local=True)
 
 
 def _key(rig, url: str) -> str:
@@ -90,14 +98,15 @@ def _s3_options(rig) -> dict:
     return {"endpoint": f"http://{rig.direct_endpoint}", "key": rig.access_key, "secret": rig.secret_key}
 
 
-def iceberg(rig, scratch: Path, batches: list) -> Table:
+def _iceberg_table(rig, scratch: Path, name: str, batches: list):
+    """An Iceberg table pyiceberg wrote with one append (a data file and a manifest) per batch; its data files' keys."""
     from pyiceberg.catalog.sql import SqlCatalog
 
     s3 = _s3_options(rig)
     catalog = SqlCatalog(
         "bench",
-        uri=f"sqlite:///{scratch / 'iceberg.db'}",
-        warehouse=f"s3://{rig.bucket}/iceberg",
+        uri=f"sqlite:///{scratch / (name + '.db')}",
+        warehouse=f"s3://{rig.bucket}/{name}",
         **{
             "s3.endpoint": s3["endpoint"],
             "s3.access-key-id": s3["key"],
@@ -118,12 +127,36 @@ def iceberg(rig, scratch: Path, batches: list) -> Table:
         table.append(batch)
     table = catalog.load_table("tpch.lineitem")
     keys = _keys_from_files(rig, (task.file.file_path for task in table.scan().plan_files()))
-    scan = PROJECTION + f"iceberg_scan('{table.metadata_location}')"
+    return PROJECTION + f"iceberg_scan('{table.metadata_location}')", keys
+
+
+def iceberg(rig, scratch: Path, batches: list) -> Table:
+    scan, keys = _iceberg_table(rig, scratch, "iceberg", batches)
     load = tuple(map(str, iceberg_extensions()))
     return Table(
         "iceberg",
         keys,
         [Scan(Workload("iceberg", "tpch-sf1", (scan,)), load), _files_scan("iceberg", keys)],
+    )
+
+
+def iceberg_appends(rig, scratch: Path, batches: list) -> Table:
+    """An often-appended table (a stream's micro-batches): lineitem's first APPENDS x APPEND_ROWS rows, one small
+    data file and one manifest per append, so that the scan is mostly opens, each a round trip."""
+    import duckdb
+
+    rows = batches[0].slice(0, APPENDS * APPEND_ROWS)
+    appends = [rows.slice(n * APPEND_ROWS, APPEND_ROWS) for n in range(APPENDS)]
+    scan, keys = _iceberg_table(rig, scratch, "iceberg-appends", appends)
+    con = duckdb.connect()
+    con.register("source", rows)
+    expect = [normalize_rows(con.execute(PROJECTION + "source").fetchall())]
+    load = tuple(map(str, iceberg_extensions()))
+    workload = Workload("iceberg appends", "tpch-sf1", (scan,))
+    return Table(
+        "iceberg-appends",
+        keys,
+        [Scan(workload, load, reference=None, expect=expect), _files_scan("iceberg appends", keys, expect)],
     )
 
 
@@ -217,7 +250,13 @@ def ducklake_tpch(rig, scratch: Path, _batches) -> Table:
     return Table("ducklake-tpch", keys, scans)
 
 
-BUILDERS = {"iceberg": iceberg, "delta": delta, "ducklake": ducklake, "ducklake-tpch": ducklake_tpch}
+BUILDERS = {
+    "iceberg": iceberg,
+    "iceberg-appends": iceberg_appends,
+    "delta": delta,
+    "ducklake": ducklake,
+    "ducklake-tpch": ducklake_tpch,
+}
 
 
 def build(rig, names, scratch: Path) -> list:
