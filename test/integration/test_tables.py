@@ -153,7 +153,9 @@ def test_an_iceberg_tables_manifests_are_fetched_side_by_side_each_once(rig, tmp
         # The list: its tail GET, and for the padded one the GET of its start; none by the iceberg extension.
         assert gets[list_key] == (1 if list_size == "small" else 2), gets
         counters = stats(fast)
-        assert counters["manifests_fetched_ahead"] == 3, {k: v for k, v in counters.items() if v}
+        # An open that comes while its manifest's fetch is still queued (the IO pool's threads starting) sends its own
+        # GET, and the fetch is dropped: one GET a manifest either way.
+        assert 1 <= counters["manifests_fetched_ahead"] <= 3, {k: v for k, v in counters.items() if v}
         fast.execute("CALL httpfs2_reset_stats()")
 
 
@@ -172,10 +174,10 @@ def test_an_iceberg_scan_fetches_the_tails_of_the_next_data_files_ahead(rig, tmp
         assert fast.execute(sql).fetchall() == expected
         counters = stats(fast)
         shown = {k: v for k, v in counters.items() if v}
-        assert counters["manifests_fetched_ahead"] == 4, shown
-        # The first data file's open looks ahead; at threads 4 the other three open at the same time, each before
-        # its tail's fetch left the queue (or was queued at all), and send their own.
-        assert counters["tails_fetched_ahead"] == 3 if threads == 1 else counters["tails_fetched_ahead"] <= 3, shown
+        assert 1 <= counters["manifests_fetched_ahead"] <= 4, shown
+        # The first data file's open looks ahead. An open that comes before its tail's fetch left the queue (at
+        # threads 4 the others open at once) sends its own GET and the fetch is dropped.
+        assert (1 if threads == 1 else 0) <= counters["tails_fetched_ahead"] <= 3, shown
         assert counters["version_requests"] == 1 + 4, shown  # the list's tail, one tail per data file
         fast.execute("CALL httpfs2_reset_stats()")
 
