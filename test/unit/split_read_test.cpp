@@ -157,11 +157,19 @@ TEST(IoPool, ResizeGrowsAndShrinks) {
 	IoPool pool(2);
 	EXPECT_EQ(pool.RunningThreads(), 0u); // lazily started
 	std::atomic<int> done {0};
+	std::atomic<bool> release {false};
 	for (int i = 0; i < 100; i++) {
-		pool.Submit([&] { done++; });
+		pool.Submit([&] {
+			while (!release.load()) {
+				std::this_thread::yield();
+			}
+			done++;
+		});
 	}
+	EXPECT_EQ(pool.RunningThreads(), 2u);
 	pool.Resize(8);
-	EXPECT_EQ(pool.RunningThreads(), 8u);
+	EXPECT_EQ(pool.RunningThreads(), 8u) << "tasks queued: workers for them now";
+	release = true;
 	pool.Resize(1);
 	EXPECT_EQ(pool.RunningThreads(), 1u);
 	for (int i = 0; i < 100; i++) {
@@ -171,6 +179,34 @@ TEST(IoPool, ResizeGrowsAndShrinks) {
 		std::this_thread::yield();
 	}
 	EXPECT_EQ(pool.TargetSize(), 1u);
+}
+
+TEST(IoPool, WorkersStartAsTasksFindNoneIdle) {
+	IoPool pool(8);
+	for (int i = 0; i < 20; i++) {
+		auto ran = std::make_shared<std::promise<void>>();
+		pool.Submit([ran] { ran->set_value(); });
+		ran->get_future().get();
+		while (pool.IdleThreads() < pool.RunningThreads()) {
+			std::this_thread::sleep_for(std::chrono::milliseconds(1));
+		}
+	}
+	EXPECT_EQ(pool.RunningThreads(), 1u) << "one task at a time: one worker";
+	std::atomic<bool> release {false};
+	std::atomic<int> running {0};
+	for (int i = 0; i < 3; i++) {
+		pool.Submit([&] {
+			running++;
+			while (!release.load()) {
+				std::this_thread::yield();
+			}
+		});
+	}
+	while (running.load() < 3) {
+		std::this_thread::sleep_for(std::chrono::milliseconds(1));
+	}
+	EXPECT_EQ(pool.RunningThreads(), 3u) << "three at once: three workers";
+	release = true;
 }
 
 TEST(IoPool, ALightLoadRunsOnTheWorkerThatWentIdleLast) {

@@ -22,14 +22,15 @@ namespace httpfs2 {
 
 class IoPool {
 public:
-	//! Threads are started on the first Submit, so a database that never splits a read runs none.
+	//! Workers are started as tasks find none idle, up to `thread_count`: a database that never splits a read runs
+	//! none, and one that reads a little runs a few.
 	explicit IoPool(size_t thread_count);
 	//! Stops the workers and joins them; tasks still queued are dropped (callers never depend on them).
 	~IoPool();
 	IoPool(const IoPool &) = delete;
 	IoPool &operator=(const IoPool &) = delete;
 
-	//! Sets the number of workers; shrinking waits for the removed workers to finish their current task.
+	//! Sets the number of workers at most; shrinking waits for the removed workers to finish their current task.
 	void Resize(size_t thread_count);
 	size_t TargetSize() const;
 	//! Number of worker threads currently running.
@@ -51,10 +52,10 @@ private:
 	};
 
 	void WorkerLoop(size_t index, Worker &self);
-	//! Starts workers up to target; requires `lock` to be held.
-	void StartWorkersLocked();
-	//! Wakes the worker that went idle last, if any; requires `lock` to be held.
-	void WakeOneLocked();
+	//! Starts one more worker; requires `lock` to be held.
+	void StartWorkerLocked();
+	//! Wakes the worker that went idle last; false when none is idle. Requires `lock` to be held.
+	bool WakeOneLocked();
 	//! Wakes every idle worker, so that removed ones see they must leave; requires `lock` to be held.
 	void WakeAllLocked();
 
@@ -66,7 +67,6 @@ private:
 	//! Indexes of the workers waiting for a task, the one that went idle last at the back.
 	std::vector<size_t> idle;
 	size_t target;
-	bool started = false;
 	bool stopping = false;
 };
 
