@@ -138,9 +138,9 @@ def run(suite, run):
         expect = prepare(run, rig, workloads)
         for profile_name in profiles:
             profile = rig.set_profile(profile_name)
-            for repeat in range(run.opts.repeats):
+            for repeat in range(max(suite.repeats(w.name, run.opts.repeats) for w in workloads)):
                 for w in workloads:
-                    if repeat >= suite.max_repeats.get(w.name, run.opts.repeats):
+                    if repeat >= suite.repeats(w.name, run.opts.repeats):
                         continue
                     for cache, client, t, config in (
                         (f, c, t, k) for f in file_cache for c in clients for t in threads for k in configs

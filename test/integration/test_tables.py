@@ -227,25 +227,29 @@ def test_a_ducklake_table_reads_as_native_with_read_ahead(rig, tmp_path, connect
     assert counters["read_ahead_requests"] > 0, counters
 
 
-def test_a_data_file_replaced_under_its_path_is_read_anew_never_mixed(rig, tmp_path, connections):
+@pytest.mark.parametrize("replaced", [0, 2])
+def test_a_data_file_replaced_under_its_path_is_read_anew_never_mixed(rig, tmp_path, connections, replaced):
     """A writer replaces a data file in place with another of the same size (formats never do; a misbehaving one
     might). The query after it gets the new file's answer or an error: the footer and layout httpfs2 remembered of the
-    old file are never served with the new one's bytes."""
+    old file are never served with the new one's bytes. The first file opens with its own tail GET, the third with
+    a tail fetched ahead (each query fetches anew)."""
     native, fast = connections
     old, new = parquet_bytes(table_rows(0)), parquet_bytes(table_rows(1))
     assert len(old) == len(new) and old != new
-    metadata, paths = iceberg_table(rig, tmp_path, [old])
+    metadata, paths = iceberg_table(rig, tmp_path, [old, parquet_bytes(table_rows(2)), old])
+    fast.execute("SET threads = 1")  # the files opened one after another: the later ones' tails fetched ahead
     sql = CHECKSUM.format(f"iceberg_scan('{metadata}')")
     before = fast.execute(sql).fetchall()
     assert before == native.execute(sql).fetchall()
-    assert stats(fast)["footer_bytes_reused"] > 0  # the old footer was served from memory once
+    assert stats(fast)["footer_bytes_reused"] > 0  # the old footers were served from memory
+    assert stats(fast)["tails_fetched_ahead"] > 0
 
-    rig.put_object(paths[0].removeprefix(f"s3://{rig.bucket}/"), new)
+    rig.put_object(paths[replaced].removeprefix(f"s3://{rig.bucket}/"), new)
     expected = native.execute(sql).fetchall()
     assert expected != before
     try:
         after = fast.execute(sql).fetchall()
     except duckdb.Error as error:
-        assert paths[0] in str(error), error
+        assert paths[replaced] in str(error), error
     else:
         assert after == expected

@@ -76,6 +76,7 @@ std::shared_ptr<ObjectTail> Reserve(MemoryBudget &budget, uint64_t bytes) {
 } // namespace
 
 constexpr size_t DataFileOrder::WINDOW;
+constexpr size_t DataFileOrder::MAX_FILES;
 
 duckdb::shared_ptr<DataFileOrder> DataFileOrder::Of(duckdb::optional_ptr<duckdb::FileOpener> opener) {
 	auto context = duckdb::FileOpener::TryGetClientContext(opener);
@@ -125,7 +126,8 @@ void DataFileOrder::Listed(const std::vector<std::string> &list) {
 void DataFileOrder::Parsed(uint64_t of_generation, const std::string &manifest, std::vector<std::string> data_files) {
 	MutexLock guard(lock);
 	auto found = manifest_index.find(manifest);
-	if (of_generation != generation || found == manifest_index.end() || manifests[found->second].parsed) {
+	if (of_generation != generation || found == manifest_index.end() || manifests[found->second].parsed ||
+	    positions.size() + data_files.size() > MAX_FILES) {
 		return;
 	}
 	for (size_t entry = 0; entry < data_files.size(); entry++) {

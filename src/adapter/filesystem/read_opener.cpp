@@ -165,13 +165,13 @@ unique_ptr<ReadHandle> ReadOpener::OpenFromTail(const string &path, duckdb::File
                                                 uint64_t catalog_size) {
 	// A later open in the query of a file opened from its tail: at the version the tail gave, as httpfs opens it again
 	// from what its first open learnt.
-	// A path fetched ahead of its open (an Iceberg manifest whole, a data file's tail: ManifestPrefetch) is opened at
-	// the version the fetch gave, its bytes remembered for its reads.
 	// A data file an Iceberg manifest named: the tails of the files after it are fetched now, if the scan follows the
 	// manifests' order.
 	if (catalog_size != 0 && ReadAheadWiring::IsParquetPath(path) && read_ahead.TuningFor(settings).fetch_ahead) {
 		ManifestPrefetch::DataFileOpened(path, store, state.io_pool, state.read_ahead_budget, stats, opener);
 	}
+	// A path fetched ahead of its open (an Iceberg manifest whole, a data file's tail: ManifestPrefetch) is opened at
+	// the version the fetch gave, its bytes remembered for its reads.
 	auto query = QueryVersions::Of(opener);
 	auto context = FileOpener::TryGetClientContext(opener);
 	bool interrupted = false; // while waiting for a fetch of the path

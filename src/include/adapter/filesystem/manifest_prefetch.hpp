@@ -40,6 +40,8 @@ class DataFileOrder : public duckdb::ClientContextState {
 public:
 	//! Data files ahead of the one opening whose tails are fetched.
 	static constexpr size_t WINDOW = 8;
+	//! Data files remembered in a query at most (their paths take memory): the manifests past them are not followed.
+	static constexpr size_t MAX_FILES = 100000;
 
 	//! The order of the query `opener` belongs to; null without a client context.
 	static duckdb::shared_ptr<DataFileOrder> Of(duckdb::optional_ptr<duckdb::FileOpener> opener);
