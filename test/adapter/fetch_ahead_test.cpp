@@ -63,11 +63,25 @@ TEST(QueryVersions, AnOpenTakesOverAFetchStillQueued) {
 	QueryVersions query;
 	auto expected = query.Expect("s3://b/f.parquet");
 	ObjectVersion version;
-	EXPECT_FALSE(query.Find("s3://b/f.parquet", version)) << "no wait: the open sends its own request";
+	EXPECT_FALSE(query.Find("s3://b/f.parquet", version)) << "after a short wait the open sends its own request";
 	EXPECT_FALSE(query.Start("s3://b/f.parquet", expected)) << "the queued fetch is not sent";
 	query.Deliver("s3://b/f.parquet", Tail(100, ""), expected);
 	EXPECT_FALSE(query.Find("s3://b/f.parquet", version)) << "a late delivery is ignored";
 	EXPECT_FALSE(query.TakeFetched("s3://b/f.parquet"));
+}
+
+TEST(QueryVersions, AnOpenWaitsBrieflyForAQueuedFetchToStart) {
+	QueryVersions query;
+	auto expected = query.Expect("s3://b/f.parquet");
+	std::thread fetch([&]() {
+		std::this_thread::sleep_for(std::chrono::milliseconds(2));
+		ASSERT_TRUE(query.Start("s3://b/f.parquet", expected)) << "started within the open's short wait";
+		std::this_thread::sleep_for(std::chrono::milliseconds(50));
+		query.Deliver("s3://b/f.parquet", Tail(100, ""), expected);
+	});
+	ObjectVersion version;
+	EXPECT_TRUE(query.Find("s3://b/f.parquet", version)) << "then waits for its answer";
+	fetch.join();
 }
 
 TEST(QueryVersions, NoFetchStartsForAPathItsOpenAsksForItself) {
@@ -120,6 +134,15 @@ TEST(DataFileOrder, AScanThatSkipsFilesFetchesNothingAhead) {
 	EXPECT_EQ(order.Opened(files[31]).size(), DataFileOrder::WINDOW) << "two in a row: the scan follows the order";
 }
 
+TEST(DataFileOrder, AFileOpenedBeforeItsManifestWasParsedStillLeadsTheNext) {
+	DataFileOrder order;
+	order.Listed({"m0"});
+	auto files = Files("m0", 12);
+	EXPECT_TRUE(order.Opened(files[0]).empty()) << "no manifest names it yet";
+	order.Parsed(order.Generation(), "m0", files);
+	EXPECT_EQ(order.Opened(files[1]).size(), DataFileOrder::WINDOW) << "the file before it was opened";
+}
+
 TEST(DataFileOrder, OnlyParsedManifestsOfThisQueryAreFollowed) {
 	DataFileOrder order;
 	order.Listed({"m0", "m1"});
@@ -131,6 +154,8 @@ TEST(DataFileOrder, OnlyParsedManifestsOfThisQueryAreFollowed) {
 	order.Parsed(order.Generation(), "m1", Files("m1", 3));
 	EXPECT_TRUE(order.Opened(Files("m1", 3)[0]).empty()) << "the file before it is behind a manifest not parsed";
 	order.Parsed(order.Generation(), "m0", Files("m0", 3));
-	auto ahead = order.Opened(Files("m0", 3)[0]);
-	ASSERT_EQ(ahead.size(), 4u) << "up to the end of the list: m0's two others and m1's two not opened";
+	auto ahead = order.Opened(Files("m0", 3)[1]);
+	ASSERT_EQ(ahead.size(), 3u) << "up to the end of the list: m0's last and m1's two not opened";
+	EXPECT_EQ(ahead[0], Files("m0", 3)[2]);
+	EXPECT_EQ(ahead[1], Files("m1", 3)[1]);
 }

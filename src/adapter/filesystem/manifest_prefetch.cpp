@@ -174,9 +174,11 @@ DataFileOrder::Before DataFileOrder::Previous(Position &at) {
 
 std::vector<std::string> DataFileOrder::Opened(const std::string &path) {
 	MutexLock guard(lock);
+	// Noted even when no manifest parsed so far names it: the file after it follows it once one does.
+	bool first_open = opened.insert(path).second;
 	auto found = positions.find(path);
-	if (found == positions.end() || !opened.insert(path).second) {
-		return {}; // named by no manifest, or opened again in the query (its first open looked ahead)
+	if (found == positions.end() || !first_open) {
+		return {}; // named by no manifest (yet), or opened again in the query (its first open looked ahead)
 	}
 	auto previous = found->second;
 	auto before = Previous(previous);
@@ -245,10 +247,11 @@ void ManifestPrefetch::Start(const std::string &list_path, const std::string &li
 				if (!fetched->version.etag.empty() && !fetched->version.IsContentHash()) {
 					return;
 				}
+				// Before the delivery: the scan opens the manifest's data files once its open read it, and their
+				// opens must find them in the order.
+				order->Parsed(generation, fetch->path, ManifestList::DataFiles(fetched->bytes, prefix, InflateRaw));
 				fetch->Deliver(fetched);
 				stats.Add(Counter::MANIFESTS_FETCHED_AHEAD);
-				// After the delivery, which its open waits for; the open only reads the bytes too.
-				order->Parsed(generation, fetch->path, ManifestList::DataFiles(fetched->bytes, prefix, InflateRaw));
 			} catch (std::exception &) {
 				// The open reads the manifest itself, and meets any error there as it would without httpfs2.
 			}

@@ -6,6 +6,8 @@
 
 namespace httpfs2 {
 
+constexpr std::chrono::milliseconds QueryVersions::TAKE_OVER_AFTER;
+
 duckdb::shared_ptr<QueryVersions> QueryVersions::Of(duckdb::optional_ptr<duckdb::FileOpener> opener) {
 	auto context = duckdb::FileOpener::TryGetClientContext(opener);
 	if (!context) {
@@ -37,17 +39,18 @@ bool QueryVersions::Find(const std::string &path, ObjectVersion &version, const 
 	// Woken by every delivery; looks at `give_up` at least every GIVE_UP_CHECK meanwhile.
 	static constexpr std::chrono::milliseconds GIVE_UP_CHECK {50};
 	auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(MAX_WAIT_SECONDS);
+	auto take_over = std::chrono::steady_clock::now() + TAKE_OVER_AFTER;
 	std::unique_lock<std::mutex> guard(lock);
 	for (auto waiting = awaited.find(path); waiting != awaited.end() && std::chrono::steady_clock::now() < deadline;
 	     waiting = awaited.find(path)) {
-		if (!waiting->second.started) {
+		if (!waiting->second.started && std::chrono::steady_clock::now() >= take_over) {
 			awaited.erase(waiting); // still queued: the open's own request is sooner than waiting behind the queue
 			break;
 		}
 		if (give_up && give_up()) {
 			return false;
 		}
-		delivered.wait_for(guard, GIVE_UP_CHECK);
+		delivered.wait_for(guard, waiting->second.started ? GIVE_UP_CHECK : TAKE_OVER_AFTER);
 	}
 	auto found = versions.find(path);
 	if (found == versions.end()) {
@@ -90,6 +93,7 @@ bool QueryVersions::Start(const std::string &path, uint64_t expected) {
 		return false;
 	}
 	waiting->second.started = true;
+	delivered.notify_all(); // an open waiting for it to start waits for its answer now
 	return true;
 }
 

@@ -19,6 +19,7 @@
 #include "duckdb/common/file_opener.hpp"
 #include "duckdb/main/client_context_state.hpp"
 
+#include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <memory>
@@ -39,8 +40,8 @@ public:
 	void QueryEnd(duckdb::ClientContext &context) override;
 
 	//! The version of `path` learnt in this query; waits first while a fetch of it is under way (Expect, Start),
-	//! unless `give_up` says to stop (the query was interrupted). A fetch expected but not started yet is taken over:
-	//! false, and the fetch is not sent.
+	//! unless `give_up` says to stop (the query was interrupted). A fetch expected but not started within
+	//! TAKE_OVER_AFTER is taken over: false, and the fetch is not sent.
 	bool Find(const std::string &path, ObjectVersion &version, const std::function<bool()> &give_up = nullptr);
 	void Store(const std::string &path, const ObjectVersion &version);
 	//! Forgets `path` (it is being written).
@@ -66,6 +67,8 @@ public:
 private:
 	//! An open waits this long at most for a fetch (whose own timeouts end it first).
 	static constexpr int MAX_WAIT_SECONDS = 300;
+	//! An open waits this long for a queued fetch to start (a worker starting) before it sends its own request.
+	static constexpr std::chrono::milliseconds TAKE_OVER_AFTER {10};
 
 	std::mutex lock;
 	std::condition_variable delivered;
