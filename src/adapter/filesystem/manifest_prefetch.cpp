@@ -78,22 +78,6 @@ std::shared_ptr<ObjectTail> Reserve(MemoryBudget &budget, uint64_t bytes) {
 constexpr size_t DataFileOrder::WINDOW;
 constexpr size_t DataFileOrder::MAX_FILES;
 
-duckdb::shared_ptr<DataFileOrder> DataFileOrder::Of(duckdb::optional_ptr<duckdb::FileOpener> opener) {
-	auto context = duckdb::FileOpener::TryGetClientContext(opener);
-	if (!context) {
-		return nullptr;
-	}
-	return context->registered_state->GetOrCreate<DataFileOrder>("httpfs2_data_file_order");
-}
-
-void DataFileOrder::QueryBegin(duckdb::ClientContext &) {
-	Clear();
-}
-
-void DataFileOrder::QueryEnd(duckdb::ClientContext &) {
-	Clear();
-}
-
 void DataFileOrder::Clear() {
 	MutexLock guard(lock);
 	generation++;

@@ -1,28 +1,10 @@
 #include "adapter/stores/query_versions.hpp"
 
-#include "duckdb/main/client_context.hpp"
-
 #include <chrono>
 
 namespace httpfs2 {
 
 constexpr std::chrono::milliseconds QueryVersions::TAKE_OVER_AFTER;
-
-duckdb::shared_ptr<QueryVersions> QueryVersions::Of(duckdb::optional_ptr<duckdb::FileOpener> opener) {
-	auto context = duckdb::FileOpener::TryGetClientContext(opener);
-	if (!context) {
-		return nullptr;
-	}
-	return context->registered_state->GetOrCreate<QueryVersions>("httpfs2_query_versions");
-}
-
-void QueryVersions::QueryBegin(duckdb::ClientContext &) {
-	Clear();
-}
-
-void QueryVersions::QueryEnd(duckdb::ClientContext &) {
-	Clear();
-}
 
 void QueryVersions::Clear() {
 	{

@@ -18,6 +18,7 @@
 
 #pragma once
 
+#include "adapter/extension/query_state.hpp"
 #include "adapter/stores/query_versions.hpp"
 #include "adapter/stores/remote_store.hpp"
 #include "core/common/io_pool.hpp"
@@ -25,7 +26,6 @@
 #include "core/common/memory_budget.hpp"
 #include "core/common/thread_annotations.hpp"
 #include "duckdb/common/file_opener.hpp"
-#include "duckdb/main/client_context_state.hpp"
 
 #include <string>
 #include <unordered_map>
@@ -36,18 +36,16 @@ namespace httpfs2 {
 
 //! The data files one query's Iceberg scans open, in the order of their manifest lists and manifests, as far as the
 //! manifests fetched ahead tell; and which of them were opened or had their tails fetched ahead.
-class DataFileOrder : public duckdb::ClientContextState {
+class DataFileOrder : public QueryState<DataFileOrder> {
 public:
 	//! Data files ahead of the one opening whose tails are fetched.
 	static constexpr size_t WINDOW = 8;
 	//! Data files remembered in a query at most (their paths take memory): the manifests past them are not followed.
 	static constexpr size_t MAX_FILES = 100000;
 
-	//! The order of the query `opener` belongs to; null without a client context.
-	static duckdb::shared_ptr<DataFileOrder> Of(duckdb::optional_ptr<duckdb::FileOpener> opener);
-	void QueryBegin(duckdb::ClientContext &context) override;
-	using ClientContextState::QueryEnd;
-	void QueryEnd(duckdb::ClientContext &context) override;
+	static const char *StateName() {
+		return "httpfs2_data_file_order";
+	}
 
 	//! Forgets all (a query began or ended).
 	void Clear();

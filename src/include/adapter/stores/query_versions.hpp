@@ -14,10 +14,9 @@
 
 #pragma once
 
+#include "adapter/extension/query_state.hpp"
 #include "adapter/stores/object_version.hpp"
 #include "adapter/stores/s3_tails.hpp"
-#include "duckdb/common/file_opener.hpp"
-#include "duckdb/main/client_context_state.hpp"
 
 #include <chrono>
 #include <condition_variable>
@@ -30,14 +29,11 @@
 
 namespace httpfs2 {
 
-class QueryVersions : public duckdb::ClientContextState {
+class QueryVersions : public QueryState<QueryVersions> {
 public:
-	//! The versions of the query `opener` belongs to; null without a client context.
-	static duckdb::shared_ptr<QueryVersions> Of(duckdb::optional_ptr<duckdb::FileOpener> opener);
-
-	void QueryBegin(duckdb::ClientContext &context) override;
-	using ClientContextState::QueryEnd;
-	void QueryEnd(duckdb::ClientContext &context) override;
+	static const char *StateName() {
+		return "httpfs2_query_versions";
+	}
 
 	//! The version of `path` learnt in this query; waits first while a fetch of it is under way (Expect, Start),
 	//! unless `give_up` says to stop (the query was interrupted). A fetch expected but not started within
