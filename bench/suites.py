@@ -142,6 +142,7 @@ ALL_WORKLOADS = (
     "parquet-1rg",
     "glob-count",
     "glob-agg",
+    "list-agg",
     "blob",
 )
 BEST = sweep(io=8, fanout=8)
@@ -149,10 +150,10 @@ RECOMMENDED = sweep(preset=True)
 
 SUITES = {
     # What scripts/demo.sh runs: at region, native vs httpfs2 on the parquet projection, the 22 TPC-H queries (once:
-    # native is by far the slowest there) and the glob of small files, with the same queries on local files as the
-    # floor.
+    # native is by far the slowest there) and the small files by glob and by list, with the same queries on local
+    # files as the floor.
     "demo": Workloads(
-        workloads=("lineitem-projection", "glob-agg", "tpch-22"),
+        workloads=("lineitem-projection", "glob-agg", "list-agg", "tpch-22"),
         profiles=("region",),
         configs=(NATIVE, HTTPFS2, LOCAL),
         max_repeats={"tpch-22": 1},

@@ -206,7 +206,9 @@ def test_a_delta_table_reads_as_native_with_read_ahead(rig, connections):
     assert expected[0][0] == 2 * ROWS
     assert fast.execute(sql).fetchall() == expected
     counters = stats(fast)
-    assert counters["version_requests"] >= 2, counters
+    # Each data file's version from its tail, or from a listing of the table's folder (the files are opened by name:
+    # when the second sorts right after the first, the folder is listed at its open).
+    assert counters["version_requests"] + counters["folder_listings"] >= 2, counters
     assert counters["read_ahead_requests"] > 0, counters
 
 

@@ -5,6 +5,18 @@
 
 using namespace httpfs2;
 
+//! Seconds since the epoch of a day of November 2026, UTC.
+static std::time_t November2026(int day, int hour, int minute, int second) {
+	std::tm parts {};
+	parts.tm_year = 2026 - 1900;
+	parts.tm_mon = 10;
+	parts.tm_mday = day;
+	parts.tm_hour = hour;
+	parts.tm_min = minute;
+	parts.tm_sec = second;
+	return timegm(&parts);
+}
+
 TEST(S3Address, PathStyleKeepsTheBucketInThePath) {
 	S3Address address;
 	ASSERT_TRUE(S3Address::Resolve("s3://bucket/dir/a b+c.parquet", "127.0.0.1:9000", "path", false, address));
@@ -47,14 +59,7 @@ TEST(S3Uploads, TheUploadsOfTheKeyInitiatedInTheWindowAreNamed) {
 	           upload("a&amp;b.csv.tmp", "other-key", "2026-11-24T22:05:30.000Z") +
 	           upload("a&amp;b.csv", "lost-2", "2026-11-24T22:05:31Z") +
 	           upload("a&amp;b.csv", "later", "2026-11-24T22:05:32.000Z") + "</ListMultipartUploadsResult>";
-	std::tm from {};
-	from.tm_year = 2026 - 1900;
-	from.tm_mon = 10;
-	from.tm_mday = 24;
-	from.tm_hour = 22;
-	from.tm_min = 5;
-	from.tm_sec = 28;
-	auto start = timegm(&from);
+	auto start = November2026(24, 22, 5, 28);
 	EXPECT_EQ(UploadsInitiatedBetween(xml, "a&b.csv", start, start + 3),
 	          (std::vector<std::string> {"lost-1", "lost-2"}));
 	EXPECT_TRUE(UploadsInitiatedBetween(xml, "a&b.csv", start + 5, start + 9).empty());
@@ -145,4 +150,52 @@ TEST(ParseContentRange, TakesOnlyACompleteByteRange) {
 	EXPECT_FALSE(ParseContentRange("bytes 9-0/200", first, last, total));
 	EXPECT_FALSE(ParseContentRange("bytes 0-200/200", first, last, total));
 	EXPECT_FALSE(ParseContentRange("bytes 0-9/200x", first, last, total));
+}
+
+TEST(ObjectListing, ListedObjectsInOrderWithTheirVersions) {
+	auto contents = [](const std::string &key, const std::string &size, const std::string &etag) {
+		return "<Contents><Key>" + key + "</Key><LastModified>2026-11-24T22:05:31.000Z</LastModified><ETag>" + etag +
+		       "</ETag><Size>" + size + "</Size><StorageClass>STANDARD</StorageClass></Contents>";
+	};
+	auto xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?><ListBucketResult><Name>b</Name><Prefix>dir/</Prefix>"
+	           "<StartAfter>dir/a.parquet</StartAfter><KeyCount>2</KeyCount><MaxKeys>2</MaxKeys>"
+	           "<IsTruncated>true</IsTruncated>" +
+	           contents("dir/b&amp;c.parquet", "1234", "&quot;0123456789abcdef0123456789abcdef&quot;") +
+	           contents("dir/d&#13;&#x41;.parquet", "5", "&#34;fedcba9876543210fedcba9876543210-2&#34;") +
+	           "<CommonPrefixes><Prefix>dir/sub/</Prefix></CommonPrefixes></ListBucketResult>";
+	std::vector<ListedObject> objects;
+	bool truncated = false;
+	ASSERT_TRUE(ParseObjectListing(xml, objects, truncated));
+	EXPECT_TRUE(truncated);
+	ASSERT_EQ(objects.size(), 2u);
+	EXPECT_EQ(objects[0].key, "dir/b&c.parquet");
+	EXPECT_EQ(objects[0].size, 1234u);
+	EXPECT_EQ(objects[0].etag, "\"0123456789abcdef0123456789abcdef\"");
+	EXPECT_EQ(objects[0].last_modified, November2026(24, 22, 5, 31));
+	EXPECT_EQ(objects[1].key, "dir/d\rA.parquet");
+	EXPECT_EQ(objects[1].etag, "\"fedcba9876543210fedcba9876543210-2\"");
+
+	auto last = "<ListBucketResult><IsTruncated>false</IsTruncated>" + contents("k", "0", "&quot;e&quot;") +
+	            "</ListBucketResult>";
+	ASSERT_TRUE(ParseObjectListing(last, objects, truncated));
+	EXPECT_FALSE(truncated);
+	EXPECT_EQ(objects.size(), 1u);
+}
+
+TEST(ObjectListing, WhatIsNoListingIsRefused) {
+	std::vector<ListedObject> objects;
+	bool truncated = false;
+	EXPECT_FALSE(ParseObjectListing("<Error><Code>AccessDenied</Code></Error>", objects, truncated));
+	// An entry without its size, or with a reference that is not XML's, or cut off.
+	EXPECT_FALSE(ParseObjectListing("<ListBucketResult><Contents><Key>k</Key><ETag>e</ETag>"
+	                                "<LastModified>2026-11-24T22:05:31Z</LastModified></Contents></ListBucketResult>",
+	                                objects, truncated));
+	EXPECT_FALSE(ParseObjectListing("<ListBucketResult><Contents><Key>a&nbsp;b</Key><Size>1</Size><ETag>e</ETag>"
+	                                "<LastModified>2026-11-24T22:05:31Z</LastModified></Contents></ListBucketResult>",
+	                                objects, truncated));
+	EXPECT_FALSE(ParseObjectListing("<ListBucketResult><Contents><Key>k</Key>", objects, truncated));
+	// No objects at all is a listing.
+	ASSERT_TRUE(ParseObjectListing("<ListBucketResult><IsTruncated>false</IsTruncated></ListBucketResult>", objects,
+	                               truncated));
+	EXPECT_TRUE(objects.empty());
 }

@@ -1,5 +1,6 @@
 #include "adapter/filesystem/read_opener.hpp"
 
+#include "adapter/filesystem/folder_prefetch.hpp"
 #include "adapter/filesystem/manifest_prefetch.hpp"
 #include "adapter/stores/query_versions.hpp"
 #include "core/read_ahead/manifest_list.hpp"
@@ -170,8 +171,16 @@ unique_ptr<ReadHandle> ReadOpener::OpenFromTail(const string &path, duckdb::File
 	if (catalog_size != 0 && ReadAheadWiring::IsParquetPath(path) && read_ahead.TuningFor(settings).fetch_ahead) {
 		ManifestPrefetch::DataFileOpened(path, store, state.io_pool, state.read_ahead_budget, stats, opener);
 	}
+	// A Parquet file named in a list: a listing of its folder may give its version and the next files' (they then open
+	// with no request, their footers fetched ahead).
+	if (catalog_size == 0 && ReadAheadWiring::IsParquetPath(path) && store.ListsFolders()) {
+		auto tuning = read_ahead.TuningFor(settings);
+		if (tuning.fetch_ahead) {
+			FolderPrefetch::Opening(path, store, read_ahead, tuning, opener);
+		}
+	}
 	// A path fetched ahead of its open (an Iceberg manifest whole, a data file's tail: ManifestPrefetch) is opened at
-	// the version the fetch gave, its bytes remembered for its reads.
+	// the version the fetch gave, its bytes remembered for its reads; so is a path whose folder's listing gave it.
 	auto query = QueryVersions::Of(opener);
 	auto context = FileOpener::TryGetClientContext(opener);
 	bool interrupted = false; // while waiting for a fetch of the path

@@ -48,6 +48,13 @@ void QueryVersions::Store(const std::string &path, const ObjectVersion &version)
 	versions[path] = version;
 }
 
+void QueryVersions::Learn(const std::string &path, const ObjectVersion &version) {
+	std::lock_guard<std::mutex> guard(lock);
+	if (!awaited.count(path) && !opening.count(path)) {
+		versions.emplace(path, version);
+	}
+}
+
 void QueryVersions::Forget(const std::string &path) {
 	{
 		std::lock_guard<std::mutex> guard(lock);

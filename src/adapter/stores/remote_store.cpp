@@ -68,6 +68,16 @@ public:
 		return NowSeconds() < tails_paused_until ? nullptr : S3Tails::Prepare(path, opener, stats);
 	}
 
+	bool ListsFolders() const override {
+		return true;
+	}
+
+	bool ListAfter(const string &path, optional_ptr<FileOpener> opener, std::vector<ListedFile> &files,
+	               bool &truncated) override {
+		// Paused with the tails: a store that fails them is no store to list either.
+		return NowSeconds() >= tails_paused_until && S3Listing::After(path, opener, stats, files, truncated);
+	}
+
 	bool FooterOutlivesOpen(const ObjectVersion &version) const override {
 		// S3's ETag is the MD5 of the bytes (or of the parts' MD5s); a gateway's may be made of size and time.
 		return version.IsContentHash();

@@ -1,8 +1,10 @@
 #include "core/requests/s3_request.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstdio>
 #include <ctime>
+#include <iterator>
 
 namespace httpfs2 {
 
@@ -175,6 +177,70 @@ std::vector<std::string> UploadsInitiatedBetween(const std::string &xml, const s
 		}
 	}
 	return ids;
+}
+
+//! `text` with XML's character references (&amp;, &#38;, &#x26; and the like) replaced; false for a malformed one.
+static bool XmlUnescaped(const std::string &text, std::string &out) {
+	static const std::pair<const char *, char> NAMED[] = {
+	    {"amp", '&'}, {"lt", '<'}, {"gt", '>'}, {"quot", '"'}, {"apos", '\''}};
+	out.clear();
+	for (size_t at = 0; at < text.size(); at++) {
+		if (text[at] != '&') {
+			out += text[at];
+			continue;
+		}
+		auto end = text.find(';', at);
+		if (end == std::string::npos) {
+			return false;
+		}
+		auto name = text.substr(at + 1, end - at - 1);
+		at = end;
+		if (name.size() > 1 && name[0] == '#') {
+			char *parsed_end = nullptr;
+			bool hex = name[1] == 'x';
+			auto code = std::strtoul(name.c_str() + (hex ? 2 : 1), &parsed_end, hex ? 16 : 10);
+			if (*parsed_end != '\0' || code == 0 || code > 0x7f) {
+				return false; // keys outside ASCII come as UTF-8 bytes, not as references
+			}
+			out += static_cast<char>(code);
+			continue;
+		}
+		auto named = std::find_if(std::begin(NAMED), std::end(NAMED),
+		                          [&](const std::pair<const char *, char> &entry) { return name == entry.first; });
+		if (named == std::end(NAMED)) {
+			return false;
+		}
+		out += named->second;
+	}
+	return true;
+}
+
+bool ParseObjectListing(const std::string &xml, std::vector<ListedObject> &objects, bool &truncated) {
+	static const std::string OPEN = "<Contents>", CLOSE = "</Contents>";
+	if (xml.find("<ListBucketResult") == std::string::npos) {
+		return false;
+	}
+	objects.clear();
+	for (auto start = xml.find(OPEN); start != std::string::npos; start = xml.find(OPEN, start)) {
+		auto end = xml.find(CLOSE, start);
+		if (end == std::string::npos) {
+			return false;
+		}
+		auto entry = xml.substr(start, end - start);
+		start = end;
+		ListedObject object;
+		auto size = XmlElement(entry, "Size");
+		char *size_end = nullptr;
+		object.size = std::strtoull(size.c_str(), &size_end, 10);
+		if (!XmlUnescaped(XmlElement(entry, "Key"), object.key) || object.key.empty() || size.empty() ||
+		    *size_end != '\0' || !XmlUnescaped(XmlElement(entry, "ETag"), object.etag) ||
+		    !ParseIsoTime(XmlElement(entry, "LastModified"), object.last_modified)) {
+			return false;
+		}
+		objects.push_back(std::move(object));
+	}
+	truncated = XmlElement(xml, "IsTruncated") == "true";
+	return true;
 }
 
 bool ParseContentRange(const std::string &value, uint64_t &first, uint64_t &last, uint64_t &total) {

@@ -40,6 +40,9 @@ public:
 	//! TAKE_OVER_AFTER is taken over: false, and the fetch is not sent.
 	bool Find(const std::string &path, ObjectVersion &version, const std::function<bool()> &give_up = nullptr);
 	void Store(const std::string &path, const ObjectVersion &version);
+	//! A version of `path` learnt without opening it (a folder's listing): kept unless the query knows, awaits or
+	//! asks the store for one already, so that all its opens of `path` see one version.
+	void Learn(const std::string &path, const ObjectVersion &version);
 	//! Forgets `path` (it is being written).
 	void Forget(const std::string &path);
 

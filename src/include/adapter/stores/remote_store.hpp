@@ -7,8 +7,8 @@
 // wrapped filesystem, chosen from the name its extension registers it under (RemoteStore::For):
 //
 //   S3Store     httpfs's S3FileSystem (s3://, s3a://, s3n://, r2://; gcs:// and gs:// are left to httpfs): a Parquet
-//               file's first open is a GET of its tail (S3Tails), range GETs are checked (CheckedRangeReader),
-//               writes go to a multipart upload (S3Uploads).
+//               file's first open is a GET of its tail (S3Tails), range GETs are checked (CheckedRangeReader), a
+//               folder is listed after a file (S3Listing), writes go to a multipart upload (S3Uploads).
 //   AzureStore  the azure extension's blob filesystem (az://, azure://): versions looked up (AzureVersions, the
 //               extension reports no ETag), handles kept per version (every open is a HEAD), writes as block blobs.
 //   HttpStore   httpfs's HTTPFileSystem (http(s)://): range GETs checked; no versions of its own, no uploads.
@@ -22,6 +22,7 @@
 #include "adapter/stores/azure_versions.hpp"
 #include "adapter/stores/checked_range_reader.hpp"
 #include "adapter/stores/object_version.hpp"
+#include "adapter/stores/s3_listing.hpp"
 #include "adapter/stores/s3_tails.hpp"
 #include "core/common/io_stats.hpp"
 #include "core/common/stream_controller.hpp"
@@ -30,6 +31,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace httpfs2 {
 
@@ -70,6 +72,16 @@ public:
 	//! the store cannot give it now.
 	virtual S3Tails::Send TailFetcherFor(const std::string &path, duckdb::optional_ptr<duckdb::FileOpener> opener) {
 		return nullptr;
+	}
+	//! Whether ListAfter lists.
+	virtual bool ListsFolders() const {
+		return false;
+	}
+	//! The files right in the folder of `path` whose names sort after its name, with their versions, in that order
+	//! (one request); `truncated` when more follow. False (never throws) when the store cannot tell.
+	virtual bool ListAfter(const std::string &path, duckdb::optional_ptr<duckdb::FileOpener> opener,
+	                       std::vector<ListedFile> &files, bool &truncated) {
+		return false;
 	}
 	//! Handles opened at a known version are kept across opens of it: an open costs a request on this store.
 	virtual bool KeepsVersionHandles() const {

@@ -68,6 +68,9 @@ enum class Counter : size_t {
 	//! Tails of Iceberg data files fetched ahead of their opens, in the order their manifests name them: the opens
 	//! take them in place of their own tail GET.
 	TAILS_FETCHED_AHEAD,
+	//! Folders listed (ListObjectsV2 after a file) because a query opened files of one folder by name in the folder's
+	//! order: the versions it gave open the next files with no request, their footers fetched ahead (FolderOrder).
+	FOLDER_LISTINGS,
 	//! Answers to httpfs2's own range GETs that were not the bytes asked for: a server that ignored Range (the object
 	//! is then read through the wrapped filesystem alone), served other bytes, or another version of the object.
 	RANGE_ANSWERS_REFUSED,
@@ -124,6 +127,7 @@ constexpr CounterSpec COUNTER_SPECS[] = {
     {Counter::FOOTER_BYTES_REUSED, "footer_bytes_reused"},
     {Counter::MANIFESTS_FETCHED_AHEAD, "manifests_fetched_ahead"},
     {Counter::TAILS_FETCHED_AHEAD, "tails_fetched_ahead"},
+    {Counter::FOLDER_LISTINGS, "folder_listings"},
     {Counter::RANGE_ANSWERS_REFUSED, "range_answers_refused"},
     {Counter::FILES_UPLOADED, "files_uploaded"},
     {Counter::UPLOAD_PARTS, "upload_parts"},

@@ -90,6 +90,21 @@ std::string XmlElement(const std::string &xml, const std::string &name);
 std::vector<std::string> UploadsInitiatedBetween(const std::string &xml, const std::string &key, std::time_t from,
                                                  std::time_t to);
 
+//! One object a ListObjectsV2 answer lists.
+struct ListedObject {
+	//! The object's key, its XML character references replaced.
+	std::string key;
+	uint64_t size = 0;
+	//! As an answer's ETag header carries it (with its quotes).
+	std::string etag;
+	//! Seconds since the epoch, to the second.
+	std::time_t last_modified = 0;
+};
+
+//! The objects a ListObjectsV2 answer lists, in its order (the keys' byte order), and whether more keys follow them
+//! (`truncated`). False when `xml` is no such answer or an object in it lacks its key, size, ETag or time.
+bool ParseObjectListing(const std::string &xml, std::vector<ListedObject> &objects, bool &truncated);
+
 //! The parts of `Content-Range: bytes <first>-<last>/<total>`; false for any other form (`*`, an unknown total).
 bool ParseContentRange(const std::string &value, uint64_t &first, uint64_t &last, uint64_t &total);
 

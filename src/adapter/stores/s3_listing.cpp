@@ -1,0 +1,83 @@
+#include "adapter/stores/s3_listing.hpp"
+
+#include "adapter/stores/s3_signing.hpp"
+#include "adapter/stores/store_http.hpp"
+#include "core/requests/s3_request.hpp"
+#include "duckdb/common/http_util.hpp"
+#include "duckdb/main/client_context.hpp"
+
+namespace httpfs2 {
+
+using duckdb::FileOpener;
+using duckdb::optional_ptr;
+using std::string;
+
+constexpr uint64_t S3Listing::MAX_KEYS;
+constexpr uint64_t S3Listing::LIST_TIMEOUT_SECONDS;
+
+bool S3Listing::After(const string &path, optional_ptr<FileOpener> opener, IoStats &stats,
+                      std::vector<ListedFile> &files, bool &truncated) {
+	try {
+		auto context = FileOpener::TryGetClientContext(opener);
+		S3Credentials credentials;
+		S3Address address;
+		if (!context || !ResolveS3Object(path, opener, credentials, address)) {
+			return false;
+		}
+		// The listed keys take the path's own form: what precedes its key (s3://bucket/), then theirs.
+		auto folder_end = address.key.rfind('/');
+		if (path.size() < address.key.size() ||
+		    path.compare(path.size() - address.key.size(), address.key.size(), address.key) != 0) {
+			return false;
+		}
+		auto bucket_part = path.substr(0, path.size() - address.key.size());
+		auto folder = folder_end == string::npos ? string() : address.key.substr(0, folder_end + 1);
+
+		SigV4Request request;
+		request.method = "GET";
+		request.host = address.host;
+		request.path = address.bucket_path;
+		request.query = {{"list-type", "2"},
+		                 {"prefix", folder},
+		                 {"delimiter", "/"},
+		                 {"start-after", address.key},
+		                 {"max-keys", std::to_string(MAX_KEYS)}};
+		request.region = credentials.region;
+		request.amz_date = SigV4Request::AmzDate(std::time(nullptr));
+		auto headers = SignedS3Headers(credentials, request);
+		auto url = address.scheme + address.host + request.path + "?" + request.CanonicalQuery();
+
+		auto params = QuietParams(duckdb::HTTPUtil::Get(*context->db), path, opener);
+		params->timeout = LIST_TIMEOUT_SECONDS;
+		params->timeout_usec = 0;
+		params->retries = 0;
+		string body;
+		duckdb::GetRequestInfo get(
+		    url, headers, *params, [](const duckdb::HTTPResponse &) { return true; },
+		    [&body](duckdb::const_data_ptr_t data, duckdb::idx_t length) {
+			    body.append(reinterpret_cast<const char *>(data), length);
+			    return true;
+		    });
+		stats.Add(Counter::FOLDER_LISTINGS);
+		auto response = params->http_util.Request(get);
+		std::vector<ListedObject> objects;
+		if (!response || response->status != duckdb::HTTPStatusCode::OK_200 ||
+		    !ParseObjectListing(body, objects, truncated)) {
+			return false;
+		}
+		files.clear();
+		for (auto &object : objects) {
+			ListedFile file;
+			file.path = bucket_part + object.key;
+			file.version.size = object.size;
+			file.version.etag = object.etag;
+			file.version.last_modified = duckdb::Timestamp::FromEpochSeconds(object.last_modified);
+			files.push_back(std::move(file));
+		}
+		return true;
+	} catch (std::exception &) {
+		return false;
+	}
+}
+
+} // namespace httpfs2

@@ -1,0 +1,45 @@
+//===----------------------------------------------------------------------===//
+//                         httpfs2
+//
+// adapter/stores/s3_listing.hpp
+//
+// The objects of an s3:// folder that sort after one of its files, with their versions: one ListObjectsV2 request
+// httpfs2 signs itself (start-after the file's key, the folder as prefix, '/' as delimiter). A query that opens a
+// folder's files by name one after another (read_parquet of a list of paths) opens them in the list's order, which
+// for a folder's files is most often the listing's: the answer tells the next files and their versions.
+//===----------------------------------------------------------------------===//
+
+#pragma once
+
+#include "adapter/stores/object_version.hpp"
+#include "core/common/io_stats.hpp"
+#include "duckdb/common/file_opener.hpp"
+
+#include <string>
+#include <vector>
+
+namespace httpfs2 {
+
+//! A file a listing names: its path in the form of the path listed after, and its version.
+struct ListedFile {
+	std::string path;
+	ObjectVersion version;
+};
+
+class S3Listing {
+public:
+	//! Keys asked for at most (S3's own most per answer).
+	static constexpr uint64_t MAX_KEYS = 1000;
+	//! How long the listing may take, without retries: it stands in for a tail GET, and a store that stalls it must
+	//! not make the open wait httpfs's http_timeout.
+	static constexpr uint64_t LIST_TIMEOUT_SECONDS = 5;
+
+	//! The objects right in the folder of the s3:// file at `path` whose keys sort after its key, in key order, at
+	//! most MAX_KEYS, with the credentials and endpoint httpfs would use from the S3 secret that matches it;
+	//! `truncated` when more follow them. False (never throws) when httpfs2 cannot tell: no S3 secret, a form or
+	//! setting it does not address itself, any answer but a listing, a network error.
+	static bool After(const std::string &path, duckdb::optional_ptr<duckdb::FileOpener> opener, IoStats &stats,
+	                  std::vector<ListedFile> &files, bool &truncated);
+};
+
+} // namespace httpfs2
