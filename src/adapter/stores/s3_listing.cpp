@@ -14,6 +14,7 @@ using std::string;
 
 constexpr uint64_t S3Listing::MAX_KEYS;
 constexpr uint64_t S3Listing::LIST_TIMEOUT_SECONDS;
+constexpr uint64_t S3Listing::MAX_ANSWER_BYTES;
 
 bool S3Listing::After(const string &path, optional_ptr<FileOpener> opener, IoStats &stats,
                       std::vector<ListedFile> &files, bool &truncated) {
@@ -55,6 +56,9 @@ bool S3Listing::After(const string &path, optional_ptr<FileOpener> opener, IoSta
 		duckdb::GetRequestInfo get(
 		    url, headers, *params, [](const duckdb::HTTPResponse &) { return true; },
 		    [&body](duckdb::const_data_ptr_t data, duckdb::idx_t length) {
+			    if (body.size() + length > MAX_ANSWER_BYTES) {
+				    return false; // no listing of MAX_KEYS keys is this long
+			    }
 			    body.append(reinterpret_cast<const char *>(data), length);
 			    return true;
 		    });

@@ -33,6 +33,8 @@ public:
 	//! How long the listing may take, without retries: it stands in for a tail GET, and a store that stalls it must
 	//! not make the open wait httpfs's http_timeout.
 	static constexpr uint64_t LIST_TIMEOUT_SECONDS = 5;
+	//! An answer longer than this is not read (S3 keys are at most 1 KiB: MAX_KEYS entries stay far under it).
+	static constexpr uint64_t MAX_ANSWER_BYTES = 8 * 1024 * 1024;
 
 	//! The objects right in the folder of the s3:// file at `path` whose keys sort after its key, in key order, at
 	//! most MAX_KEYS, with the credentials and endpoint httpfs would use from the S3 secret that matches it;
