@@ -848,6 +848,58 @@ TEST(ObjectReadAhead, AFooterFetchedAheadStartsTheFirstRowGroupWithTheDatasetsPa
 	third->Close();
 }
 
+TEST(ObjectReadAhead, AFooterFetchedBeforeTheDatasetHadAPatternFetchesWhatThePatternReadsWhenItComes) {
+	// A glob fetches the footers of its first files at once, before its scan read any row group.
+	std::ifstream file(std::string(HTTPFS2_TEST_DATA_DIR) + "/row_groups.parquet", std::ios::binary);
+	std::vector<char> bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+	uint64_t size = bytes.size();
+	uint64_t tail = ParquetFooter::DuckDBTailReadSize(size);
+	MemoryBudget budget(64 * MiB);
+	IoPool pool(4);
+	IoStats stats;
+	CostModel model;
+	auto patterns = std::make_shared<PatternMemory>();
+	SimulatedStore first_store(bytes, std::chrono::microseconds(1000));
+	SimulatedStore second_store(bytes, std::chrono::microseconds(1000));
+	SimulatedStore third_store(bytes, std::chrono::microseconds(1000));
+	auto first = std::make_shared<ObjectReadAhead>(pool, budget, stats, model, size, first_store.Fetcher());
+	auto second = std::make_shared<ObjectReadAhead>(pool, budget, stats, model, size, second_store.Fetcher());
+	auto third = std::make_shared<ObjectReadAhead>(pool, budget, stats, model, size, third_store.Fetcher());
+	for (auto &object : {first, second, third}) {
+		object->SharePatterns(patterns, "s3://bucket/dataset/");
+	}
+	auto tuning = Tuning(32 * MiB);
+
+	second->Prefetch({ByteRange {size - tail, tail}}, tuning);
+	third->Prefetch({ByteRange {size - tail, tail}}, tuning);
+	ASSERT_TRUE(WaitFor([&] { return second->Layout() != nullptr && third->Layout() != nullptr; }));
+	// The third file is closed (its query ended) before the pattern comes: it fetches nothing more.
+	third->Close();
+	std::this_thread::sleep_for(std::chrono::milliseconds(20));
+	EXPECT_EQ(second_store.Requests().size(), 1u); // the footer alone: no pattern to start with
+
+	std::vector<char> out;
+	ReadAheadReader first_reader(first);
+	ReaderRead(first_reader, first_store, tuning, size - tail, tail, out);
+	auto chunk = first->Layout()->row_groups[0].columns[1];
+	ReaderRead(first_reader, first_store, tuning, chunk.offset, chunk.length, out);
+
+	// The first file's pattern starts the second file's first row group, on its own.
+	ASSERT_TRUE(WaitFor([&] { return second_store.Requests().size() >= 2; }));
+	auto requests = second_store.Requests();
+	ASSERT_EQ(requests.size(), 2u);
+	EXPECT_EQ(requests[1].offset, chunk.offset);
+	EXPECT_EQ(requests[1].length, chunk.length);
+	ReadAheadReader second_reader(second);
+	ServeResult result;
+	ReaderRead(second_reader, second_store, tuning, chunk.offset, chunk.length, out, &result);
+	EXPECT_TRUE(result.gaps.empty());
+	EXPECT_EQ(std::memcmp(out.data(), bytes.data() + chunk.offset, chunk.length), 0);
+	EXPECT_EQ(third_store.Requests().size(), 1u);
+	first->Close();
+	second->Close();
+}
+
 TEST(ObjectReadAhead, AHeldFooterIsServedWithoutARequestWithinTheBudgetAndNeverWasted) {
 	Fixture fixture(4 * MiB, 1 * MiB);
 	auto &data = fixture.store.data;

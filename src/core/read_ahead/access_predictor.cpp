@@ -12,6 +12,7 @@ constexpr double ParquetPredictor::WHOLE_GROUP_SHARE;
 constexpr uint64_t ParquetPredictor::MAX_WINDOW_GROUPS;
 constexpr uint64_t ParquetPredictor::DROP_LAG_GROUPS;
 constexpr size_t PatternMemory::MAX_DATASETS;
+constexpr size_t PatternMemory::MAX_WATCHERS;
 constexpr int64_t ParquetPredictor::IN_ORDER_SLACK;
 constexpr int64_t ParquetPredictor::BLOOM_BLOCK_GROUPS;
 constexpr uint64_t ParquetPredictor::CAUTIOUS_STREAK;
@@ -52,12 +53,34 @@ Prediction SequentialPredictor::OnRead(const ByteRange &read, const PredictionLi
 	return prediction;
 }
 
-void PatternMemory::Remember(const std::string &dataset, const ColumnPattern &pattern) {
+std::vector<std::function<void()>> PatternMemory::Remember(const std::string &dataset, const ColumnPattern &pattern) {
 	std::lock_guard<std::mutex> guard(lock);
 	if (patterns.size() >= MAX_DATASETS && patterns.count(dataset) == 0) {
 		patterns.clear();
+		watchers.clear();
+	}
+	auto found = patterns.find(dataset);
+	if (found != patterns.end() && found->second == pattern) {
+		return {};
 	}
 	patterns[dataset] = pattern;
+	auto watching = watchers.find(dataset);
+	if (watching == watchers.end()) {
+		return {};
+	}
+	return std::vector<std::function<void()>>(watching->second.begin(), watching->second.end());
+}
+
+void PatternMemory::Watch(const std::string &dataset, std::function<void()> watcher) {
+	std::lock_guard<std::mutex> guard(lock);
+	if (watchers.size() >= MAX_DATASETS && watchers.count(dataset) == 0) {
+		watchers.clear();
+	}
+	auto &queue = watchers[dataset];
+	if (queue.size() >= MAX_WATCHERS) {
+		queue.pop_front();
+	}
+	queue.push_back(std::move(watcher));
 }
 
 bool PatternMemory::Recall(const std::string &dataset, size_t column_count, ColumnPattern &pattern) {

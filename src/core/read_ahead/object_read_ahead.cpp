@@ -158,8 +158,18 @@ void ObjectReadAhead::SharePatterns(std::shared_ptr<PatternMemory> patterns_p, s
 
 void ObjectReadAhead::RememberPatternLocked(const AccessPredictor &predictor) {
 	ColumnPattern pattern;
-	if (patterns && predictor.PatternToShare(pattern)) {
-		patterns->Remember(dataset, pattern);
+	if (!patterns || !predictor.PatternToShare(pattern)) {
+		return;
+	}
+	auto watchers = patterns->Remember(dataset, pattern);
+	if (!watchers.empty()) {
+		// Files of the dataset whose footers came first: told on the pool, so that no object's lock is taken under
+		// this one's.
+		pool.Submit([watchers]() {
+			for (auto &watcher : watchers) {
+				watcher();
+			}
+		});
 	}
 }
 
@@ -403,13 +413,37 @@ void ObjectReadAhead::UseLayout(std::shared_ptr<const ParquetLayout> known) {
 void ObjectReadAhead::InstallLayoutLocked(std::shared_ptr<const ParquetLayout> parsed, bool ahead) {
 	layout = std::move(parsed);
 	pending_metadata = ByteRange {0, 0};
-	ColumnPattern seed;
 	if (!ahead || !patterns) {
 		return;
 	}
-	// No reader yet: fetch the first row group with the columns the dataset's other files were read with.
+	StartFirstRowGroupLocked();
+	// The dataset's pattern may come (a glob fetches its first files' footers before its scan read any) or grow (a
+	// scan's first reads show its columns one at a time) before this file has a reader: what it adds is fetched then.
+	std::weak_ptr<ObjectReadAhead> self;
+	try {
+		self = shared_from_this();
+	} catch (std::bad_weak_ptr &) {
+		return;
+	}
+	patterns->Watch(dataset, [self]() {
+		auto object = self.lock();
+		if (object) {
+			std::lock_guard<std::mutex> guard(object->lock);
+			object->StartFirstRowGroupLocked();
+		}
+	});
+}
+
+void ObjectReadAhead::StartFirstRowGroupLocked() {
+	// Only before any reader: a reader's own predictor, seeded from the same pattern, takes it from there.
+	ColumnPattern seed;
+	if (closed || !layout || !reader_drop_points.empty()) {
+		return;
+	}
 	ParquetPredictor first(layout);
 	if (patterns->Recall(dataset, first.Pattern().columns.size(), seed)) {
+		// The first row group with the columns the dataset's other files were read with (what is held is not fetched
+		// again).
 		first.Seed(seed);
 		ScheduleLocked(first.Start(last_tuning.limits).ranges, last_tuning);
 	}

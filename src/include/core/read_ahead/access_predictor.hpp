@@ -13,6 +13,8 @@
 #include "core/split/range_planner.hpp"
 
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -109,6 +111,11 @@ struct ColumnPattern {
 	//! Columns whose bloom filter the scan reads before each row group (a filter comparing them with constants).
 	std::vector<bool> blooms;
 	bool whole_groups = false;
+
+	bool operator==(const ColumnPattern &other) const {
+		return columns == other.columns && lead == other.lead && blooms == other.blooms &&
+		       whole_groups == other.whole_groups;
+	}
 };
 
 //! The latest pattern per dataset (the files of one folder, with one schema), so that a file opened after another
@@ -116,14 +123,22 @@ struct ColumnPattern {
 class PatternMemory {
 public:
 	static constexpr size_t MAX_DATASETS = 256;
+	//! Files of one dataset told of its pattern's changes at most (the latest: a listing's next files).
+	static constexpr size_t MAX_WATCHERS = 64;
 
-	void Remember(const std::string &dataset, const ColumnPattern &pattern);
+	//! Remembers `pattern` for `dataset`; when it differs from the one remembered, returns the dataset's watchers
+	//! (Watch), for the caller to run outside its locks.
+	std::vector<std::function<void()>> Remember(const std::string &dataset, const ColumnPattern &pattern);
 	//! True, with the pattern, when `dataset` has one for `column_count` columns.
 	bool Recall(const std::string &dataset, size_t column_count, ColumnPattern &pattern);
+	//! `watcher` is handed out by each Remember that changes `dataset`'s pattern (a scan's first reads of a file
+	//! show its columns one at a time); the oldest of MAX_WATCHERS is dropped.
+	void Watch(const std::string &dataset, std::function<void()> watcher);
 
 private:
 	std::mutex lock;
 	std::unordered_map<std::string, ColumnPattern> patterns;
+	std::unordered_map<std::string, std::deque<std::function<void()>>> watchers;
 };
 
 //! Knows the row groups and column chunks of a Parquet file. DuckDB 1.5.5 reads a row group as one span when the

@@ -118,6 +118,8 @@ private:
 	//! `ahead` says the bytes were fetched ahead of any reader, so the first row group is fetched too.
 	bool LearnFooter(const ByteRange &range, const char *data, bool ahead);
 	void InstallLayoutLocked(std::shared_ptr<const ParquetLayout> layout, bool ahead);
+	//! With no reader yet, fetches what the dataset's pattern reads of the first row group.
+	void StartFirstRowGroupLocked();
 	void RememberPatternLocked(const AccessPredictor &predictor);
 	//! Hands a row-group predictor that has not read yet the scan `read` joins, or registers it as a scan.
 	void JoinScanLocked(std::shared_ptr<AccessPredictor> &predictor, const ByteRange &read);
