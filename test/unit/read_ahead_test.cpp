@@ -788,59 +788,77 @@ TEST(ObjectReadAhead, ParquetFooterSwitchesToRowGroupPrediction) {
 	EXPECT_EQ(fixture.stats.Snapshot().Get(Counter::READ_AHEAD_BYTES_WASTED), 0u);
 }
 
-TEST(ObjectReadAhead, AFooterFetchedAheadStartsTheFirstRowGroupWithTheDatasetsPattern) {
-	std::ifstream file(std::string(HTTPFS2_TEST_DATA_DIR) + "/row_groups.parquet", std::ios::binary);
-	std::vector<char> bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-	ASSERT_GT(bytes.size(), 1000u);
-	uint64_t size = bytes.size();
-	uint64_t tail = ParquetFooter::DuckDBTailReadSize(size);
-	MemoryBudget budget(64 * MiB);
-	IoPool pool(4);
+//! Files of one dataset (the same Parquet bytes, each in a store of its own) whose objects share one pattern memory.
+struct DatasetFiles {
+	std::vector<char> bytes;
+	uint64_t size = 0;
+	uint64_t tail = 0;
+	MemoryBudget budget {64 * MiB};
+	IoPool pool {4};
 	IoStats stats;
 	CostModel model;
-	auto patterns = std::make_shared<PatternMemory>();
-	SimulatedStore first_store(bytes, std::chrono::microseconds(1000));
-	SimulatedStore second_store(bytes, std::chrono::microseconds(1000));
-	auto first = std::make_shared<ObjectReadAhead>(pool, budget, stats, model, size, first_store.Fetcher());
-	auto second = std::make_shared<ObjectReadAhead>(pool, budget, stats, model, size, second_store.Fetcher());
-	first->SharePatterns(patterns, "s3://bucket/dataset/");
-	second->SharePatterns(patterns, "s3://bucket/dataset/");
+	std::shared_ptr<PatternMemory> patterns = std::make_shared<PatternMemory>();
+	std::vector<std::unique_ptr<SimulatedStore>> stores;
+
+	DatasetFiles() {
+		std::ifstream file(std::string(HTTPFS2_TEST_DATA_DIR) + "/row_groups.parquet", std::ios::binary);
+		bytes.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+		size = bytes.size();
+		tail = ParquetFooter::DuckDBTailReadSize(size);
+	}
+	//! A file of the dataset; `store` is where it is read from.
+	std::shared_ptr<ObjectReadAhead> Add(SimulatedStore *&store) {
+		stores.emplace_back(new SimulatedStore(bytes, std::chrono::microseconds(1000)));
+		store = stores.back().get();
+		auto object = std::make_shared<ObjectReadAhead>(pool, budget, stats, model, size, store->Fetcher());
+		object->SharePatterns(patterns, "s3://bucket/dataset/");
+		return object;
+	}
+};
+
+TEST(ObjectReadAhead, AFooterFetchedAheadStartsTheFirstRowGroupWithTheDatasetsPattern) {
+	DatasetFiles dataset;
+	ASSERT_GT(dataset.bytes.size(), 1000u);
+	auto &bytes = dataset.bytes;
+	auto size = dataset.size, tail = dataset.tail;
+	SimulatedStore *first_store, *second_store;
+	auto first = dataset.Add(first_store);
+	auto second = dataset.Add(second_store);
 	auto tuning = Tuning(32 * MiB);
 
 	// A reader of the first file reads the footer, then column 1 of row group 0.
 	std::vector<char> out;
 	ReadAheadReader first_reader(first);
-	ReaderRead(first_reader, first_store, tuning, size - tail, tail, out);
+	ReaderRead(first_reader, *first_store, tuning, size - tail, tail, out);
 	auto layout = first->Layout();
 	ASSERT_NE(layout, nullptr);
 	auto chunk = layout->row_groups[0].columns[1];
-	ReaderRead(first_reader, first_store, tuning, chunk.offset, chunk.length, out);
+	ReaderRead(first_reader, *first_store, tuning, chunk.offset, chunk.length, out);
 
 	// The second file's footer is fetched ahead of any reader: its row group 0, column 1 follows on its own.
 	second->Prefetch({ByteRange {size - tail, tail}}, tuning);
-	WaitFor([&] { return second_store.Requests().size() >= 2; });
-	auto requests = second_store.Requests();
+	WaitFor([&] { return second_store->Requests().size() >= 2; });
+	auto requests = second_store->Requests();
 	ASSERT_EQ(requests.size(), 2u);
 	EXPECT_EQ(requests[1].offset, chunk.offset);
 	EXPECT_EQ(requests[1].length, chunk.length);
 	// Its reader, opened now, finds both reads held.
 	ReadAheadReader second_reader(second);
 	ServeResult result;
-	ReaderRead(second_reader, second_store, tuning, size - tail, tail, out, &result);
+	ReaderRead(second_reader, *second_store, tuning, size - tail, tail, out, &result);
 	EXPECT_TRUE(result.gaps.empty());
-	ReaderRead(second_reader, second_store, tuning, chunk.offset, chunk.length, out, &result);
+	ReaderRead(second_reader, *second_store, tuning, chunk.offset, chunk.length, out, &result);
 	EXPECT_TRUE(result.gaps.empty());
 	EXPECT_EQ(std::memcmp(out.data(), bytes.data() + chunk.offset, chunk.length), 0);
 
 	// A third file whose footer bytes are remembered (held, not fetched): the same, with only the chunk requested.
-	SimulatedStore third_store(bytes, std::chrono::microseconds(1000));
-	auto third = std::make_shared<ObjectReadAhead>(pool, budget, stats, model, size, third_store.Fetcher());
-	third->SharePatterns(patterns, "s3://bucket/dataset/");
+	SimulatedStore *third_store;
+	auto third = dataset.Add(third_store);
 	ASSERT_TRUE(third->Hold(ByteRange {size - tail, tail}, std::string(bytes.data() + size - tail, tail)));
 	third->Prefetch({ByteRange {size - tail, tail}}, tuning);
-	ASSERT_TRUE(WaitFor([&] { return !third_store.Requests().empty(); }));
+	ASSERT_TRUE(WaitFor([&] { return !third_store->Requests().empty(); }));
 	ASSERT_NE(third->Layout(), nullptr);
-	requests = third_store.Requests();
+	requests = third_store->Requests();
 	ASSERT_EQ(requests.size(), 1u);
 	EXPECT_EQ(requests[0].offset, chunk.offset);
 	first->Close();
@@ -850,24 +868,13 @@ TEST(ObjectReadAhead, AFooterFetchedAheadStartsTheFirstRowGroupWithTheDatasetsPa
 
 TEST(ObjectReadAhead, AFooterFetchedBeforeTheDatasetHadAPatternFetchesWhatThePatternReadsWhenItComes) {
 	// A glob fetches the footers of its first files at once, before its scan read any row group.
-	std::ifstream file(std::string(HTTPFS2_TEST_DATA_DIR) + "/row_groups.parquet", std::ios::binary);
-	std::vector<char> bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-	uint64_t size = bytes.size();
-	uint64_t tail = ParquetFooter::DuckDBTailReadSize(size);
-	MemoryBudget budget(64 * MiB);
-	IoPool pool(4);
-	IoStats stats;
-	CostModel model;
-	auto patterns = std::make_shared<PatternMemory>();
-	SimulatedStore first_store(bytes, std::chrono::microseconds(1000));
-	SimulatedStore second_store(bytes, std::chrono::microseconds(1000));
-	SimulatedStore third_store(bytes, std::chrono::microseconds(1000));
-	auto first = std::make_shared<ObjectReadAhead>(pool, budget, stats, model, size, first_store.Fetcher());
-	auto second = std::make_shared<ObjectReadAhead>(pool, budget, stats, model, size, second_store.Fetcher());
-	auto third = std::make_shared<ObjectReadAhead>(pool, budget, stats, model, size, third_store.Fetcher());
-	for (auto &object : {first, second, third}) {
-		object->SharePatterns(patterns, "s3://bucket/dataset/");
-	}
+	DatasetFiles dataset;
+	auto &bytes = dataset.bytes;
+	auto size = dataset.size, tail = dataset.tail;
+	SimulatedStore *first_store, *second_store, *third_store;
+	auto first = dataset.Add(first_store);
+	auto second = dataset.Add(second_store);
+	auto third = dataset.Add(third_store);
 	auto tuning = Tuning(32 * MiB);
 
 	second->Prefetch({ByteRange {size - tail, tail}}, tuning);
@@ -876,26 +883,26 @@ TEST(ObjectReadAhead, AFooterFetchedBeforeTheDatasetHadAPatternFetchesWhatThePat
 	// The third file is closed (its query ended) before the pattern comes: it fetches nothing more.
 	third->Close();
 	std::this_thread::sleep_for(std::chrono::milliseconds(20));
-	EXPECT_EQ(second_store.Requests().size(), 1u); // the footer alone: no pattern to start with
+	EXPECT_EQ(second_store->Requests().size(), 1u); // the footer alone: no pattern to start with
 
 	std::vector<char> out;
 	ReadAheadReader first_reader(first);
-	ReaderRead(first_reader, first_store, tuning, size - tail, tail, out);
+	ReaderRead(first_reader, *first_store, tuning, size - tail, tail, out);
 	auto chunk = first->Layout()->row_groups[0].columns[1];
-	ReaderRead(first_reader, first_store, tuning, chunk.offset, chunk.length, out);
+	ReaderRead(first_reader, *first_store, tuning, chunk.offset, chunk.length, out);
 
 	// The first file's pattern starts the second file's first row group, on its own.
-	ASSERT_TRUE(WaitFor([&] { return second_store.Requests().size() >= 2; }));
-	auto requests = second_store.Requests();
+	ASSERT_TRUE(WaitFor([&] { return second_store->Requests().size() >= 2; }));
+	auto requests = second_store->Requests();
 	ASSERT_EQ(requests.size(), 2u);
 	EXPECT_EQ(requests[1].offset, chunk.offset);
 	EXPECT_EQ(requests[1].length, chunk.length);
 	ReadAheadReader second_reader(second);
 	ServeResult result;
-	ReaderRead(second_reader, second_store, tuning, chunk.offset, chunk.length, out, &result);
+	ReaderRead(second_reader, *second_store, tuning, chunk.offset, chunk.length, out, &result);
 	EXPECT_TRUE(result.gaps.empty());
 	EXPECT_EQ(std::memcmp(out.data(), bytes.data() + chunk.offset, chunk.length), 0);
-	EXPECT_EQ(third_store.Requests().size(), 1u);
+	EXPECT_EQ(third_store->Requests().size(), 1u);
 	first->Close();
 	second->Close();
 }
