@@ -788,6 +788,16 @@ TEST(ObjectReadAhead, ParquetFooterSwitchesToRowGroupPrediction) {
 	EXPECT_EQ(fixture.stats.Snapshot().Get(Counter::READ_AHEAD_BYTES_WASTED), 0u);
 }
 
+//! Waits for `store`'s second request and checks it is `chunk`: the first row group's column, fetched on its own
+//! after the footer.
+void ExpectChunkAfterFooter(SimulatedStore &store, const ByteRange &chunk) {
+	ASSERT_TRUE(WaitFor([&] { return store.Requests().size() >= 2; }));
+	auto requests = store.Requests();
+	ASSERT_EQ(requests.size(), 2u);
+	EXPECT_EQ(requests[1].offset, chunk.offset);
+	EXPECT_EQ(requests[1].length, chunk.length);
+}
+
 //! Files of one dataset (the same Parquet bytes, each in a store of its own) whose objects share one pattern memory.
 struct DatasetFiles {
 	std::vector<char> bytes;
@@ -837,11 +847,7 @@ TEST(ObjectReadAhead, AFooterFetchedAheadStartsTheFirstRowGroupWithTheDatasetsPa
 
 	// The second file's footer is fetched ahead of any reader: its row group 0, column 1 follows on its own.
 	second->Prefetch({ByteRange {size - tail, tail}}, tuning);
-	WaitFor([&] { return second_store->Requests().size() >= 2; });
-	auto requests = second_store->Requests();
-	ASSERT_EQ(requests.size(), 2u);
-	EXPECT_EQ(requests[1].offset, chunk.offset);
-	EXPECT_EQ(requests[1].length, chunk.length);
+	ExpectChunkAfterFooter(*second_store, chunk);
 	// Its reader, opened now, finds both reads held.
 	ReadAheadReader second_reader(second);
 	ServeResult result;
@@ -858,7 +864,7 @@ TEST(ObjectReadAhead, AFooterFetchedAheadStartsTheFirstRowGroupWithTheDatasetsPa
 	third->Prefetch({ByteRange {size - tail, tail}}, tuning);
 	ASSERT_TRUE(WaitFor([&] { return !third_store->Requests().empty(); }));
 	ASSERT_NE(third->Layout(), nullptr);
-	requests = third_store->Requests();
+	auto requests = third_store->Requests();
 	ASSERT_EQ(requests.size(), 1u);
 	EXPECT_EQ(requests[0].offset, chunk.offset);
 	first->Close();
@@ -892,11 +898,7 @@ TEST(ObjectReadAhead, AFooterFetchedBeforeTheDatasetHadAPatternFetchesWhatThePat
 	ReaderRead(first_reader, *first_store, tuning, chunk.offset, chunk.length, out);
 
 	// The first file's pattern starts the second file's first row group, on its own.
-	ASSERT_TRUE(WaitFor([&] { return second_store->Requests().size() >= 2; }));
-	auto requests = second_store->Requests();
-	ASSERT_EQ(requests.size(), 2u);
-	EXPECT_EQ(requests[1].offset, chunk.offset);
-	EXPECT_EQ(requests[1].length, chunk.length);
+	ExpectChunkAfterFooter(*second_store, chunk);
 	ReadAheadReader second_reader(second);
 	ServeResult result;
 	ReaderRead(second_reader, *second_store, tuning, chunk.offset, chunk.length, out, &result);

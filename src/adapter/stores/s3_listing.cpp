@@ -48,10 +48,7 @@ bool S3Listing::After(const string &path, optional_ptr<FileOpener> opener, IoSta
 		auto headers = SignedS3Headers(credentials, request);
 		auto url = address.scheme + address.host + request.path + "?" + request.CanonicalQuery();
 
-		auto params = QuietParams(duckdb::HTTPUtil::Get(*context->db), path, opener);
-		params->timeout = LIST_TIMEOUT_SECONDS;
-		params->timeout_usec = 0;
-		params->retries = 0;
+		auto params = StandInParams(duckdb::HTTPUtil::Get(*context->db), path, opener, LIST_TIMEOUT_SECONDS);
 		string body;
 		duckdb::GetRequestInfo get(
 		    url, headers, *params, [](const duckdb::HTTPResponse &) { return true; },

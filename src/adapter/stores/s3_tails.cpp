@@ -36,13 +36,10 @@ S3Tails::Send S3Tails::Prepare(const string &path, optional_ptr<FileOpener> open
 			return nullptr;
 		}
 		auto headers = SignedS3RangeGet(credentials, address, "bytes=-" + std::to_string(TAIL_BYTES));
-		// Without the query's logger (QuietParams): the GET may be sent after the query that prepared it ended.
-		std::shared_ptr<duckdb::HTTPParams> params = QuietParams(duckdb::HTTPUtil::Get(*context->db), path, opener);
-		// The tail stands in for the HEAD that an open makes anyway: a store that stalls it is given up on after a
-		// short deadline, and the open goes on with httpfs's HEAD.
-		params->timeout = TAIL_TIMEOUT_SECONDS;
-		params->timeout_usec = 0;
-		params->retries = 0;
+		// Without the query's logger: the GET may be sent after the query that prepared it ended. It stands in for the
+		// HEAD, which the open makes if it fails.
+		std::shared_ptr<duckdb::HTTPParams> params =
+		    StandInParams(duckdb::HTTPUtil::Get(*context->db), path, opener, TAIL_TIMEOUT_SECONDS);
 		auto url = address.Url();
 		return [url, headers, params, &stats](ObjectTail &tail) {
 			return SendTailGet(url, headers, *params, stats, tail);

@@ -12,6 +12,16 @@ duckdb::unique_ptr<duckdb::HTTPParams> QuietParams(duckdb::HTTPUtil &http, const
 	return params;
 }
 
+duckdb::unique_ptr<duckdb::HTTPParams> StandInParams(duckdb::HTTPUtil &http, const std::string &path,
+                                                     duckdb::optional_ptr<duckdb::FileOpener> opener,
+                                                     uint64_t timeout_seconds) {
+	auto params = QuietParams(http, path, opener);
+	params->timeout = timeout_seconds;
+	params->timeout_usec = 0;
+	params->retries = 0;
+	return params;
+}
+
 std::shared_ptr<HostClientPools> UploadConnections::For(duckdb::optional_ptr<duckdb::FileOpener> opener) {
 	auto context = duckdb::FileOpener::TryGetClientContext(opener);
 	if (!context) {

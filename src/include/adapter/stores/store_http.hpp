@@ -25,6 +25,12 @@ namespace httpfs2 {
 //! URLs and headers, which carry signatures, session tokens and SAS tokens.
 duckdb::unique_ptr<duckdb::HTTPParams> QuietParams(duckdb::HTTPUtil &http, const std::string &path,
                                                    duckdb::optional_ptr<duckdb::FileOpener> opener);
+//! QuietParams for a request that stands in for one the open makes anyway (a tail GET for the HEAD, a listing for the
+//! next files' tail GETs): one attempt within `timeout_seconds`, so a store that stalls it does not hold the open up
+//! for httpfs's http_timeout and retries; the open then goes on as without it.
+duckdb::unique_ptr<duckdb::HTTPParams> StandInParams(duckdb::HTTPUtil &http, const std::string &path,
+                                                     duckdb::optional_ptr<duckdb::FileOpener> opener,
+                                                     uint64_t timeout_seconds);
 
 //! A request takes an idle client or none (HTTPUtil then makes one), and gives it back only after a clean answer.
 class ClientPool {
