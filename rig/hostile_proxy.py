@@ -25,6 +25,13 @@ subresources); upload faults to the multipart requests of such keys; head_forbid
 - part_trickle: UploadPart is forwarded, and its answer sent one byte every trickle_interval seconds, for at most
   trickle_seconds, then the connection closes.
 - head_forbidden: HEAD is answered 403.
+- get_no_etag: object GETs are answered without their ETag header (HEADs keep theirs), as some gateways and caches
+  answer.
+- pinned_validators: HEADs and object GETs are answered with Last-Modified and Date set to `pinned_time` (an HTTP
+  date): how every answer looks when an object is written, replaced and read within one second, whenever the test
+  replaces it.
+
+Modes that only change the headers of answers (get_no_etag, pinned_validators) combine with the others.
 
 (A 200 with the whole body and no Content-Range to a range request is ignore_range: no separate mode.)
 
@@ -66,7 +73,8 @@ READ_MODES = (
     "stall_tail",
 )
 UPLOAD_MODES = ("upload_part_no_etag", "complete_error_body", "complete_lost_404", "part_trickle")
-MODES = frozenset(("normal", *READ_MODES, *UPLOAD_MODES, "head_forbidden"))
+HEADER_MODES = ("get_no_etag", "pinned_validators")
+MODES = frozenset(("normal", *READ_MODES, *UPLOAD_MODES, *HEADER_MODES, "head_forbidden"))
 
 HOP_BY_HOP = frozenset(
     (
@@ -364,7 +372,7 @@ class _Handler(BaseHTTPRequestHandler):
             response = self._request_upstream("HEAD", self._forward_headers(), body)
             if response.status == 200 and response.getheader("Content-Length") is not None:
                 proxy._sizes[path] = int(response.getheader("Content-Length"))
-            return self._relay(response)
+            return self._relay(response, headers=self._answer_headers(response))
         if object_get:
             return self._get(path, modes)
         if self.command == "PUT" and "partNumber" in params and "uploadId" in params:
@@ -438,7 +446,22 @@ class _Handler(BaseHTTPRequestHandler):
             self.proxy._sizes[path] = total
         if response.status == 200:
             self.proxy._count("full_body_gets")
-        return self._relay(response)
+        return self._relay(response, headers=self._answer_headers(response))
+
+    def _answer_headers(self, response) -> list:
+        """The headers of an answer to a HEAD or an object GET, as the header modes change them."""
+        modes = self.proxy.modes
+        headers = self._response_headers(response)
+        if response.status >= 300:
+            return headers
+        if "get_no_etag" in modes and self.command == "GET":
+            self._fault("get_no_etag")
+            headers = [(k, v) for k, v in headers if k.lower() != "etag"]
+        if "pinned_validators" in modes:
+            self._fault("pinned_validators")
+            headers = [(k, v) for k, v in headers if k.lower() not in ("last-modified", "date")]
+            headers += [("Last-Modified", self.proxy.pinned_time), ("Date", self.proxy.pinned_time)]
+        return headers
 
     def _shifted_get(self, path: str, first: int, last: int, lying: bool) -> int:
         proxy = self.proxy
@@ -570,6 +593,7 @@ class HostileProxy:
         self.trickle_interval = trickle_interval
         self.trickle_seconds = trickle_seconds
         self.secret_key = secret_key
+        self.pinned_time = "Mon, 23 Nov 2026 10:00:00 GMT"
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._connections = set()

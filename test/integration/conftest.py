@@ -5,6 +5,7 @@ import os
 import pytest
 
 from helpers import uncached
+from hostile import connect, data, hostile_http, hostile_s3, normal_proxies  # noqa: F401 (the hostile tests' fixtures)
 from rig import S3Rig, duckdb_connect, serve_http
 
 

@@ -46,10 +46,12 @@ ObjectVersion InnerOpens::VersionOf(ReadHandle &handle) {
 
 unique_ptr<FileHandle> InnerOpens::AtVersion(const duckdb::OpenFileInfo &info, duckdb::FileOpenFlags flags,
                                              optional_ptr<FileOpener> opener, const ObjectVersion &expected,
-                                             bool internal) {
+                                             InnerOpener kind) {
 	unique_ptr<InternalOpener> internal_opener;
-	if (internal && opener) {
-		internal_opener = duckdb::make_uniq<InternalOpener>(*opener);
+	if (kind != InnerOpener::CONNECTION && opener) {
+		auto download =
+		    kind == InnerOpener::WHOLE_OBJECT ? InternalOpener::Download::WHOLE : InternalOpener::Download::RANGES;
+		internal_opener = duckdb::make_uniq<InternalOpener>(*opener, download);
 		opener = internal_opener.get();
 	}
 	auto handle = inner.OpenFile(info, flags, opener);
@@ -73,14 +75,14 @@ unique_ptr<FileHandle> InnerOpens::AtVersion(const duckdb::OpenFileInfo &info, d
 
 LazyHandle::Opener InnerOpens::Deferred(duckdb::OpenFileInfo info, duckdb::FileOpenFlags flags,
                                         duckdb::weak_ptr<duckdb::ClientContext> context, ObjectVersion expected,
-                                        bool internal) {
-	return [this, info, flags, context, expected, internal]() {
+                                        InnerOpener kind) {
+	return [this, info, flags, context, expected, kind]() {
 		auto connection = context.lock();
 		if (!connection) {
 			throw duckdb::IOException("httpfs2: cannot open '%s': the connection that opened it is closed",
 			                          RedactUrl(info.path));
 		}
-		return AtVersion(info, flags, duckdb::ClientData::Get(*connection).file_opener.get(), expected, internal);
+		return AtVersion(info, flags, duckdb::ClientData::Get(*connection).file_opener.get(), expected, kind);
 	};
 }
 
@@ -90,16 +92,17 @@ unique_ptr<LazyHandle> InnerOpens::Lazy(const string &path, const ObjectVersion 
 	auto info = OpenInfo(path, version);
 	if (context.expired()) {
 		// No connection to open it with later: open it now.
-		return duckdb::make_uniq<LazyHandle>(AtVersion(info, PARALLEL_READ_FLAGS, opener, version, true));
+		return duckdb::make_uniq<LazyHandle>(
+		    AtVersion(info, PARALLEL_READ_FLAGS, opener, version, InnerOpener::RANGES_ONLY));
 	}
 	return duckdb::make_uniq<LazyHandle>(
-	    Deferred(std::move(info), PARALLEL_READ_FLAGS, std::move(context), version, true));
+	    Deferred(std::move(info), PARALLEL_READ_FLAGS, std::move(context), version, InnerOpener::RANGES_ONLY));
 }
 
 std::shared_ptr<FileHandle> InnerOpens::ForFetches(const string &path, const ObjectVersion &version,
                                                    optional_ptr<FileOpener> opener) {
 	auto open = [&]() {
-		return AtVersion(OpenInfo(path, version), PARALLEL_READ_FLAGS, opener, version, true);
+		return AtVersion(OpenInfo(path, version), PARALLEL_READ_FLAGS, opener, version, InnerOpener::RANGES_ONLY);
 	};
 	auto context = FileOpener::TryGetClientContext(opener);
 	if (!store.KeepsVersionHandles() || !context || !version.Recognizable()) {

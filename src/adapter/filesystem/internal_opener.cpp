@@ -8,9 +8,13 @@ namespace httpfs2 {
 using duckdb::SettingLookupResult;
 using duckdb::Value;
 
-bool InternalOpener::Overrides(const std::string &key, Value &result) {
-	if (key == "auto_fallback_to_full_download" || key == "force_download") {
+bool InternalOpener::Overrides(const std::string &key, Value &result) const {
+	if (key == "auto_fallback_to_full_download") {
 		result = Value::BOOLEAN(false);
+		return true;
+	}
+	if (key == "force_download") {
+		result = Value::BOOLEAN(download == Download::WHOLE);
 		return true;
 	}
 	return false;

@@ -266,7 +266,7 @@ void ManifestPrefetch::DataFileOpened(const std::string &path, RemoteStore &stor
 				return;
 			}
 			try {
-				if (send(*fetched)) {
+				if (send(*fetched) && fetched->names_version) {
 					fetch->Deliver(fetched);
 					stats.Add(Counter::TAILS_FETCHED_AHEAD);
 				}

@@ -78,8 +78,8 @@ bool ParallelReader::TryRead(ReadHandle &handle, void *buffer, idx_t nr_bytes, i
 		               streams);
 	} catch (SplitReadCancelled &) {
 		throw duckdb::InterruptException();
-	} catch (RangesIgnored &) {
-		return false; // read whole by the wrapped filesystem, whose own fallback runs once
+	} catch (ReadsDeclined &) {
+		return false; // read as the handle's fallback says (WrappedFileSystem::ReadForReader)
 	}
 	state.cost_model.ObserveSplitRead(nr_bytes, fanout, SecondsSince(start));
 	return true;
@@ -101,10 +101,12 @@ void ParallelReader::ReadPiece(ReadHandle &handle, const ByteRange &piece, char 
 		}
 	} catch (std::exception &ex) {
 		stats.SubReadFinished(0, static_cast<uint64_t>(SecondsSince(start) * 1e6));
-		if (dynamic_cast<RangesIgnored *>(&ex) || InternalOpener::IsRangesIgnored(ex)) {
-			// Not the reader's error: the read goes whole to the wrapped filesystem (TryRead).
+		if (dynamic_cast<ReadsDeclined *>(&ex)) {
+			throw; // not the reader's error: the read goes whole to the handle's fallback (TryRead)
+		}
+		if (InternalOpener::IsRangesIgnored(ex)) {
 			handle.ranges_ignored_by_sub_reads = true;
-			throw RangesIgnored(handle.path);
+			throw ReadsDeclined(handle.path);
 		}
 		stats.Add(Counter::ERRORS);
 		RethrowWithContext(ex,

@@ -118,7 +118,7 @@ void ReadAheadWiring::AttachDeferred(ReadHandle &handle) {
 }
 
 std::vector<ByteRange> ReadAheadWiring::Serve(ReadHandle &handle, const ByteRange &read, char *buffer) {
-	if (!handle.Interrupted() && !handle.RangesIgnored()) {
+	if (!handle.Interrupted() && !handle.ReadsDeclined()) {
 		auto tuning = TuningFor(handle.settings);
 		if (tuning.fetch_ahead) {
 			handle.read_ahead->reader.Observe(read, tuning);

@@ -14,6 +14,8 @@
 
 namespace httpfs2 {
 
+constexpr uint64_t ReadOpener::MAX_WHOLE_AT_OPEN_BYTES;
+
 using duckdb::FileOpener;
 using duckdb::idx_t;
 using duckdb::optional_ptr;
@@ -115,11 +117,29 @@ unique_ptr<ReadHandle> ReadOpener::Open(const duckdb::OpenFileInfo &file, duckdb
 	if (context) {
 		handle->client_context = context->shared_from_this();
 	}
+	auto version = InnerOpens::VersionOf(*handle);
 	PrepareSubReads(*handle, opener);
 	if (store.ChecksRanges() && (handle->CanSplit() || settings.ReadAheadActive())) {
 		// A version the store gave with an exact range (a tail GET) says the store serves ranges.
-		handle->range_reader = store.RangeReaderFor(handle->path, InnerOpens::VersionOf(*handle), opener,
-		                                            handle->version_known && store.VersionsConfirmRanges());
+		handle->range_reader =
+		    store.RangeReaderFor(handle->path, version, opener, handle->version_known && store.VersionsConfirmRanges());
+	}
+	if ((handle->range_reader || handle->whole_at_open) && context) {
+		// Where the store's range answers are declined for other bytes than asked (ReadFallback::WHOLE_OBJECT), or
+		// cannot prove a version from the first (whole_at_open).
+		handle->file_size = version.size;
+		handle->whole_object = duckdb::make_uniq<LazyHandle>(
+		    opens.Deferred(InnerOpens::OpenInfo(handle->path, version), duckdb::FileFlags::FILE_FLAGS_READ,
+		                   context->shared_from_this(), version, InnerOpener::WHOLE_OBJECT));
+	}
+	if (handle->whole_at_open) {
+		return handle;
+	}
+	if (!handle->range_reader && !version.NamesBytes()) {
+		// Pieces and fetches would run on httpfs's handles, which check an answer's ETag only where both sides have
+		// one: without a strong ETag, pieces of two versions could not be told apart. Read as httpfs alone reads it.
+		handle->sub_read_handles.reset();
+		return handle;
 	}
 	if (settings.ReadAheadActive()) {
 		if (handle->version_known) {
@@ -217,6 +237,17 @@ unique_ptr<ReadHandle> ReadOpener::OpenFromTail(const string &path, duckdb::File
 	if (catalog_size != 0 && tail.version.size != catalog_size) {
 		return nullptr; // not the object the catalog names: the wrapped filesystem opens it as the catalog says
 	}
+	if (!tail.names_version) {
+		// Its bytes would be joined to later answers that could be of another version looking the same: a small object
+		// is read whole from its first read (one GET, one version), a larger one as httpfs alone reads it.
+		stats.Add(Counter::RANGE_ANSWERS_UNPROVEN);
+		if (tail.version.size > MAX_WHOLE_AT_OPEN_BYTES) {
+			return nullptr;
+		}
+		auto handle = OpenAtKnownVersion(path, flags, opener, settings, tail.version);
+		handle->whole_at_open = true;
+		return handle;
+	}
 	// In place of the HEAD's sample: the GET's first byte, then its transfer.
 	state.cost_model.ObserveRoundTrip(tail.first_byte_seconds);
 	state.cost_model.ObserveSubRead(tail.range.length, tail.seconds);
@@ -257,7 +288,8 @@ unique_ptr<ReadHandle> ReadOpener::OpenAtKnownVersion(const string &path, duckdb
                                                       optional_ptr<FileOpener> opener, const IoSettings &settings,
                                                       const ObjectVersion &version) {
 	auto context = FileOpener::TryGetClientContext(opener);
-	auto open = opens.Deferred(InnerOpens::OpenInfo(path, version), flags, context->shared_from_this(), version, false);
+	auto open = opens.Deferred(InnerOpens::OpenInfo(path, version), flags, context->shared_from_this(), version,
+	                           InnerOpener::CONNECTION);
 	auto handle = duckdb::make_uniq<ReadHandle>(wrapper, path, flags, std::move(open), version, settings);
 	auto &opened = *handle;
 	handle->version_handle =

@@ -53,7 +53,7 @@ bool ReadHandle::Interrupted() const {
 
 bool ReadHandle::ShouldSplit(idx_t nr_bytes, idx_t location) const {
 	// Reads past the end are left to the wrapped filesystem, so they fail exactly as they would without httpfs2.
-	return sub_read_handles && !RangesIgnored() && location <= file_size && nr_bytes <= file_size - location &&
+	return sub_read_handles && !ReadsDeclined() && location <= file_size && nr_bytes <= file_size - location &&
 	       RangePlanner(settings.chunk_size_bytes, settings.min_bytes).ShouldSplit(nr_bytes);
 }
 

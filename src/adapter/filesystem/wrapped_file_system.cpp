@@ -135,7 +135,12 @@ void WrappedFileSystem::ReadForReader(ReadHandle &handle, void *buffer, int64_t 
 	}
 	stats->RecordPassThrough();
 	try {
-		if (handle.version_known && !handle.inner.IsOpen() && !handle.RangesIgnored()) {
+		if (handle.ReadsWholeObject()) {
+			auto &whole = handle.whole_object->Get();
+			whole.file_system.Read(whole, buffer, nr_bytes, location);
+			return;
+		}
+		if (handle.version_known && !handle.inner.IsOpen() && !handle.ReadsDeclined()) {
 			// The version's shared handle, rather than an open (a HEAD on Azure) of this handle's own.
 			auto &shared = handle.version_handle->Get();
 			shared.file_system.Read(shared, buffer, nr_bytes, location);
@@ -173,12 +178,13 @@ void WrappedFileSystem::Read(FileHandle &handle, void *buffer, int64_t nr_bytes,
 int64_t WrappedFileSystem::Read(FileHandle &handle, void *buffer, int64_t nr_bytes) {
 	auto &readable = Readable(handle);
 	read_ahead.AttachDeferred(readable);
-	if ((readable.read_ahead || readable.CanSplit()) && nr_bytes > 0) {
+	bool positional = readable.read_ahead || readable.ReadsWholeObject();
+	if ((positional || readable.CanSplit()) && nr_bytes > 0) {
 		// A sequential read is a positional read at the current position, clamped to the end of the file.
 		idx_t position = readable.inner.SeekPosition();
 		idx_t available = position < readable.file_size ? readable.file_size - position : 0;
 		idx_t to_read = std::min<idx_t>(static_cast<idx_t>(nr_bytes), available);
-		if (to_read > 0 && (readable.read_ahead || readable.ShouldSplit(to_read, position))) {
+		if (to_read > 0 && (positional || readable.ShouldSplit(to_read, position))) {
 			stats->RecordRead(to_read);
 			if (readable.read_ahead) {
 				ReadWithReadAhead(readable, static_cast<char *>(buffer), to_read, position);

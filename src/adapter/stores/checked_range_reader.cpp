@@ -130,19 +130,31 @@ ObjectVersion CheckedRangeReader::AnsweredVersion() {
 	return version;
 }
 
-void CheckedRangeReader::Adopt(const RangeAnswer &answer) {
-	std::time_t modified;
+RangeVerdict CheckedRangeReader::CheckAndAdopt(const ByteRange &range, const RangeAnswer &answer, string &why) {
 	std::lock_guard<std::mutex> guard(lock);
-	if (expected.etag.empty()) {
-		expected.etag = answer.etag;
+	auto verdict = CheckRangeAnswer(range, expected, answer, why);
+	std::time_t modified;
+	if (verdict == RangeVerdict::EXACT) {
+		if (expected.etag.empty()) {
+			expected.etag = answer.etag;
+		}
+		if (expected.last_modified == 0 && ParseHttpDate(answer.last_modified, modified)) {
+			expected.last_modified = modified;
+		}
 	}
-	if (expected.last_modified == 0 && ParseHttpDate(answer.last_modified, modified)) {
-		expected.last_modified = modified;
+	return verdict;
+}
+
+void CheckedRangeReader::Decline(ReadFallback how, Counter counter) {
+	stats.Add(counter);
+	// The safer way stands where answers gave two reasons: one GET of the whole object serves either.
+	auto current = fallback.load();
+	while (current < how && !fallback.compare_exchange_weak(current, how)) {
 	}
+	throw ReadsDeclined(path);
 }
 
 void CheckedRangeReader::Send(const ByteRange &range, char *destination, Attempt &attempt) {
-	auto version = Expected();
 	auto client = clients.Take();
 	duckdb::GetRequestInfo get(
 	    Url(), Headers(range), *params,
@@ -154,12 +166,12 @@ void CheckedRangeReader::Send(const ByteRange &range, char *destination, Attempt
 		    auto header = [&response](const char *name) {
 			    return response.HasHeader(name) ? response.GetHeaderValue(name) : string();
 		    };
-		    attempt.answer = {static_cast<int>(response.status), header("Content-Range"), header("Content-Length"),
-		                      header("ETag"), header("Last-Modified")};
+		    attempt.answer = {static_cast<int>(response.status), header("Content-Range"),
+		                      header("Content-Length"),          header("ETag"),
+		                      header("Last-Modified"),           header("Date")};
 		    // A client that lost the connection (curl) still reports the answer it got so far: a failure to retry.
-		    attempt.verdict = response.HasRequestError()
-		                          ? RangeVerdict::NOT_SUCCESS
-		                          : CheckRangeAnswer(range, version, attempt.answer, attempt.why);
+		    attempt.verdict = response.HasRequestError() ? RangeVerdict::NOT_SUCCESS
+		                                                 : CheckAndAdopt(range, attempt.answer, attempt.why);
 		    // The body of a wrong answer is not read (httplib stops; curl has it already).
 		    return attempt.verdict == RangeVerdict::EXACT || attempt.verdict == RangeVerdict::NOT_SUCCESS;
 	    },
@@ -202,7 +214,7 @@ void CheckedRangeReader::Read(const ByteRange &range, char *destination) {
 			ByteRange probe {range.offset, std::min<uint64_t>(range.length, PROBE_BYTES)};
 			try {
 				ReadWithRetries(probe, destination);
-			} catch (RangesIgnored &) {
+			} catch (ReadsDeclined &) {
 				throw;
 			} catch (...) {
 				probe_failure = std::current_exception();
@@ -218,8 +230,8 @@ void CheckedRangeReader::Read(const ByteRange &range, char *destination) {
 }
 
 void CheckedRangeReader::ReadWithRetries(const ByteRange &range, char *destination) {
-	if (ranges_ignored) {
-		throw RangesIgnored(path);
+	if (fallback.load() != ReadFallback::NONE) {
+		throw ReadsDeclined(path);
 	}
 	for (uint64_t attempt_number = 1;; attempt_number++) {
 		Attempt attempt;
@@ -228,7 +240,6 @@ void CheckedRangeReader::ReadWithRetries(const ByteRange &range, char *destinati
 		switch (attempt.answered ? attempt.verdict : RangeVerdict::NOT_SUCCESS) {
 		case RangeVerdict::EXACT:
 			if (attempt.received == range.length) {
-				Adopt(attempt.answer);
 				if (!ranges_confirmed.exchange(true)) {
 					ranged->Add(path);
 				}
@@ -239,12 +250,15 @@ void CheckedRangeReader::ReadWithRetries(const ByteRange &range, char *destinati
 			              std::to_string(range.length) + " bytes";
 			break;
 		case RangeVerdict::RANGES_IGNORED:
-			stats.Add(Counter::RANGE_ANSWERS_REFUSED);
-			ranges_ignored = true;
-			throw RangesIgnored(path);
+			Decline(ReadFallback::WRAPPED, Counter::RANGE_ANSWERS_REFUSED);
 		case RangeVerdict::WRONG_RANGE:
+			// A server that answers so does it again; its answer to a GET without Range is the object.
+			Decline(ReadFallback::WHOLE_OBJECT, Counter::RANGE_ANSWERS_REFUSED);
+		case RangeVerdict::UNPROVEN:
+			// Each read then one request of httpfs's, as httpfs alone makes it: never pieces of two versions.
+			Decline(ReadFallback::WRAPPED, Counter::RANGE_ANSWERS_UNPROVEN);
 		case RangeVerdict::OTHER_VERSION:
-			// Not sent again: a server that answers so does it again, and a changed object stays changed.
+			// Not sent again: a changed object stays changed.
 			stats.Add(Counter::RANGE_ANSWERS_REFUSED);
 			retry = false;
 			break;
@@ -285,12 +299,6 @@ void CheckedRangeReader::Refuse(const ByteRange &range, const Attempt &attempt) 
 		throw duckdb::HTTPException(answer.status, string(), response.headers, response.reason,
 		                            "'%s' changed while it was being read (%s): run the query again", file,
 		                            attempt.why);
-	case RangeVerdict::WRONG_RANGE:
-		throw duckdb::HTTPException(
-		    answer.status, string(), response.headers, response.reason,
-		    "the answer to HTTP GET of bytes %s of '%s' is not those bytes (%s): the server, or "
-		    "a proxy or cache in front of it, does not serve ranges correctly",
-		    bytes, file, attempt.why);
 	case RangeVerdict::EXACT:
 		throw duckdb::IOException("HTTP GET of bytes %s of '%s' failed: %s", bytes, file, attempt.why);
 	default: {

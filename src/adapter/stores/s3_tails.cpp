@@ -2,6 +2,7 @@
 
 #include "adapter/stores/s3_signing.hpp"
 #include "adapter/stores/store_http.hpp"
+#include "core/requests/range_answer.hpp"
 #include "duckdb/main/client_context.hpp"
 #include "duckdb/common/http_util.hpp"
 
@@ -22,6 +23,15 @@ static bool TailFromResponse(const duckdb::HTTPResponse &response, string body, 
 		return false;
 	}
 	tail.bytes = std::move(body);
+	auto header = [&response](const char *name) {
+		return response.HasHeader(name) ? response.GetHeaderValue(name) : string();
+	};
+	RangeAnswer answer;
+	answer.etag = header("ETag");
+	answer.last_modified = header("Last-Modified");
+	answer.date = header("Date");
+	string why;
+	tail.names_version = NamesItsVersion(answer, why);
 	// An ETag that names the bytes lets the footer serve later queries; without one, it serves the query's opens alone
 	// (VersionKey::scope). Any other ETag (weak, made of size and time) is left to the HEAD.
 	return tail.version.etag.empty() || tail.version.IsContentHash();

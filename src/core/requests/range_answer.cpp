@@ -14,6 +14,15 @@ std::string UnquotedEtag(const std::string &etag) {
 	return etag;
 }
 
+bool IsStrongEtag(const std::string &etag) {
+	return !etag.empty() && etag.compare(0, 2, "W/") != 0;
+}
+
+//! An ETag's tag, weak or strong: W/"x" and "x" name the same tag (RFC 9110's weak comparison).
+static std::string OpaqueTag(const std::string &etag) {
+	return UnquotedEtag(etag.compare(0, 2, "W/") == 0 ? etag.substr(2) : etag);
+}
+
 static std::string RangeText(uint64_t first, uint64_t last) {
 	return std::to_string(first) + "-" + std::to_string(last);
 }
@@ -28,7 +37,7 @@ static bool ParseLength(const std::string &text, uint64_t &length) {
 
 //! Checks the validators an answer carries against the read's version; the size is checked by the caller.
 static bool SameVersion(const ExpectedVersion &expected, const RangeAnswer &answer, std::string &why) {
-	if (!expected.etag.empty() && !answer.etag.empty() && UnquotedEtag(expected.etag) != UnquotedEtag(answer.etag)) {
+	if (!expected.etag.empty() && !answer.etag.empty() && OpaqueTag(expected.etag) != OpaqueTag(answer.etag)) {
 		why = "ETag " + answer.etag + " where the read began with " + expected.etag;
 		return false;
 	}
@@ -39,6 +48,42 @@ static bool SameVersion(const ExpectedVersion &expected, const RangeAnswer &answ
 		return false;
 	}
 	return true;
+}
+
+bool NamesItsVersion(const RangeAnswer &answer, std::string &why) {
+	if (IsStrongEtag(answer.etag)) {
+		return true;
+	}
+	auto etag = answer.etag.empty() ? std::string("no ETag") : "the weak ETag " + answer.etag;
+	std::time_t modified, made;
+	if (!ParseHttpDate(answer.last_modified, modified)) {
+		why = etag + " and no Last-Modified";
+		return false;
+	}
+	if (!ParseHttpDate(answer.date, made) || made < modified + VOUCHED_AFTER_SECONDS) {
+		why = etag + ", and Date '" + answer.date + "' within " + std::to_string(VOUCHED_AFTER_SECONDS) +
+		      " s of Last-Modified '" + answer.last_modified + "': a write in that second would look the same";
+		return false;
+	}
+	return true;
+}
+
+//! Whether the answer proves which version it is of (see the header): an answer without a strong ETag proves
+//! nothing of a version that has one.
+static bool ProvesVersion(const ExpectedVersion &expected, const RangeAnswer &answer, std::string &why) {
+	if (IsStrongEtag(expected.etag) && !IsStrongEtag(answer.etag)) {
+		why = (answer.etag.empty() ? std::string("no ETag") : "the weak ETag " + answer.etag) +
+		      " where the version read has " + expected.etag;
+		return false;
+	}
+	return NamesItsVersion(answer, why);
+}
+
+static RangeVerdict VersionVerdict(const ExpectedVersion &expected, const RangeAnswer &answer, std::string &why) {
+	if (!SameVersion(expected, answer, why)) {
+		return RangeVerdict::OTHER_VERSION;
+	}
+	return ProvesVersion(expected, answer, why) ? RangeVerdict::EXACT : RangeVerdict::UNPROVEN;
 }
 
 RangeVerdict CheckRangeAnswer(const ByteRange &asked, const ExpectedVersion &expected, const RangeAnswer &answer,
@@ -58,7 +103,7 @@ RangeVerdict CheckRangeAnswer(const ByteRange &asked, const ExpectedVersion &exp
 			      " bytes) for bytes " + asked_text;
 			return RangeVerdict::RANGES_IGNORED;
 		}
-		return SameVersion(expected, answer, why) ? RangeVerdict::EXACT : RangeVerdict::OTHER_VERSION;
+		return VersionVerdict(expected, answer, why);
 	}
 	if (has_length && length != asked.length) {
 		why = "Content-Length " + answer.content_length + " for bytes " + asked_text;
@@ -70,7 +115,7 @@ RangeVerdict CheckRangeAnswer(const ByteRange &asked, const ExpectedVersion &exp
 			why = "HTTP 206 with neither Content-Range nor Content-Length for bytes " + asked_text;
 			return RangeVerdict::WRONG_RANGE;
 		}
-		return SameVersion(expected, answer, why) ? RangeVerdict::EXACT : RangeVerdict::OTHER_VERSION;
+		return VersionVerdict(expected, answer, why);
 	}
 	uint64_t first, last, total;
 	if (!ParseContentRange(answer.content_range, first, last, total)) {
@@ -80,13 +125,15 @@ RangeVerdict CheckRangeAnswer(const ByteRange &asked, const ExpectedVersion &exp
 	if (total != expected.size) {
 		why = "Content-Range '" + answer.content_range + "': the object has " + std::to_string(total) +
 		      " bytes where the read began with " + std::to_string(expected.size);
-		return RangeVerdict::OTHER_VERSION;
+		// Under the version's own strong ETag, a wrong total is the server's error, not another object.
+		bool same_etag = IsStrongEtag(answer.etag) && UnquotedEtag(answer.etag) == UnquotedEtag(expected.etag);
+		return same_etag ? RangeVerdict::WRONG_RANGE : RangeVerdict::OTHER_VERSION;
 	}
 	if (first != asked.offset || last + 1 != asked.End()) {
 		why = "Content-Range '" + answer.content_range + "' for bytes " + asked_text;
 		return RangeVerdict::WRONG_RANGE;
 	}
-	return SameVersion(expected, answer, why) ? RangeVerdict::EXACT : RangeVerdict::OTHER_VERSION;
+	return VersionVerdict(expected, answer, why);
 }
 
 } // namespace httpfs2

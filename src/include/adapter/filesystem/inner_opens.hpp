@@ -21,6 +21,16 @@
 
 namespace httpfs2 {
 
+//! The file opener an inner handle is opened with.
+enum class InnerOpener : uint8_t {
+	//! The connection's, as is: the reader's own handle, with httpfs's fallbacks.
+	CONNECTION,
+	//! InternalOpener: sub-reads and fetches, no full-download fallback.
+	RANGES_ONLY,
+	//! InternalOpener reading the whole object at the open (ReadFallback::WHOLE_OBJECT).
+	WHOLE_OBJECT
+};
+
 class InnerOpens {
 public:
 	//! Flags of the handles sub-reads and read-ahead run on: positional reads from several threads at once.
@@ -33,14 +43,15 @@ public:
 	//! The version `handle` reads: the one httpfs2 knew, else what the wrapped filesystem's handle reports.
 	static ObjectVersion VersionOf(ReadHandle &handle);
 
-	//! Opens `info` and fails when the wrapped filesystem sees another size or modification time than `expected`.
-	//! An `internal` handle (sub-reads, fetches) is opened through InternalOpener: no full-download fallback.
+	//! Opens `info` with the opener `kind` says and fails when the wrapped filesystem sees another size or
+	//! modification time than `expected`.
 	duckdb::unique_ptr<duckdb::FileHandle> AtVersion(const duckdb::OpenFileInfo &info, duckdb::FileOpenFlags flags,
 	                                                 duckdb::optional_ptr<duckdb::FileOpener> opener,
-	                                                 const ObjectVersion &expected, bool internal);
+	                                                 const ObjectVersion &expected, InnerOpener kind);
 	//! AtVersion later, with the file opener of `context`'s connection.
 	LazyHandle::Opener Deferred(duckdb::OpenFileInfo info, duckdb::FileOpenFlags flags,
-	                            duckdb::weak_ptr<duckdb::ClientContext> context, ObjectVersion expected, bool internal);
+	                            duckdb::weak_ptr<duckdb::ClientContext> context, ObjectVersion expected,
+	                            InnerOpener kind);
 	//! A parallel-access handle on `version` of `path` that opens on first use (at once when there is no connection
 	//! to open with). Used only from the query's thread or while it waits (sub-reads): the connection outlives it.
 	duckdb::unique_ptr<LazyHandle> Lazy(const std::string &path, const ObjectVersion &version,

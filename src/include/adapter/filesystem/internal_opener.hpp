@@ -8,6 +8,8 @@
 // those handles download the whole object, under one lock of httpfs's that IO threads and the reader then wait on.
 // Instead, the handle's read fails with httpfs's error, httpfs2 stops splitting that object, and the reader's own
 // handle (opened with the connection's settings) runs httpfs's fallback once.
+// The same opener also opens the one handle that reads an object whole (ReadFallback::WHOLE_OBJECT): httpfs's full
+// download (force_download) for that handle alone.
 //===----------------------------------------------------------------------===//
 
 #pragma once
@@ -20,7 +22,14 @@ namespace httpfs2 {
 
 class InternalOpener : public duckdb::FileOpener {
 public:
-	explicit InternalOpener(duckdb::FileOpener &connection) : connection(connection) {
+	enum class Download : uint8_t {
+		//! Ranges only: httpfs's fallback to a full download is off.
+		RANGES,
+		//! The whole object at the open, in one GET without Range (httpfs's force_download).
+		WHOLE
+	};
+	explicit InternalOpener(duckdb::FileOpener &connection, Download download = Download::RANGES)
+	    : connection(connection), download(download) {
 	}
 
 	duckdb::SettingLookupResult TryGetCurrentSetting(const std::string &key, duckdb::Value &result,
@@ -45,9 +54,10 @@ public:
 
 private:
 	//! The settings this opener answers itself; false for the others.
-	static bool Overrides(const std::string &key, duckdb::Value &result);
+	bool Overrides(const std::string &key, duckdb::Value &result) const;
 
 	duckdb::FileOpener &connection;
+	const Download download;
 };
 
 } // namespace httpfs2

@@ -89,10 +89,23 @@ public:
 	//! Where httpfs2 sends the range GETs of sub-reads and read-ahead itself (s3://, http(s)://), checking every
 	//! answer; sub-reads use sub_read_handles where it is null.
 	std::shared_ptr<CheckedRangeReader> range_reader;
-	//! The server answered a range with the whole object: the file is read through the wrapped filesystem alone.
-	bool RangesIgnored() const {
-		return ranges_ignored_by_sub_reads || (range_reader && range_reader->RangesWereIgnored());
+	//! httpfs2's range answers for the file were declined (a server that ignores Range, answers other bytes than
+	//! asked, or answers that cannot prove their version): it is read as httpfs alone reads it, nothing split or read
+	//! ahead.
+	bool ReadsDeclined() const {
+		return whole_at_open || ranges_ignored_by_sub_reads ||
+		       (range_reader && range_reader->Fallback() != ReadFallback::NONE);
 	}
+	//! The declined file is read from one GET of the whole object (whole_object), not with range requests.
+	bool ReadsWholeObject() const {
+		return whole_object &&
+		       (whole_at_open || (range_reader && range_reader->Fallback() == ReadFallback::WHOLE_OBJECT));
+	}
+	//! Set at the open: the object is read whole from its first read (its tail could not prove its version).
+	bool whole_at_open = false;
+	//! Set with range_reader or whole_at_open: the handle that downloads the whole object at its open, opened on first
+	//! need.
+	duckdb::unique_ptr<LazyHandle> whole_object;
 	//! Set when a sub-read on sub_read_handles found that the server ignores ranges (InternalOpener).
 	std::atomic<bool> ranges_ignored_by_sub_reads {false};
 

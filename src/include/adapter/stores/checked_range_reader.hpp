@@ -6,9 +6,9 @@
 // The range GETs of sub-reads and read-ahead on s3:// and http(s):// objects, sent by httpfs2 itself through
 // DuckDB's HTTPUtil (httpfs's client, its timeouts and retry policy) so that the status and headers of every answer
 // are seen: httpfs's handles hide them and check only the length. Each answer must be exactly the range asked, of the
-// version the read began with (CheckRangeAnswer); a server that ignores Range is found at its first answer and the
-// object is then read through the wrapped filesystem alone, whose own fallback (a full download, or its error with its
-// hint) runs once, on the reader's thread.
+// version the read began with, and prove that version (CheckRangeAnswer). Where the answers fall short of that for any
+// reason but a changed object, the object is read as httpfs alone reads it (ReadFallback), once, on the reader's
+// thread.
 //===----------------------------------------------------------------------===//
 
 #pragma once
@@ -32,9 +32,21 @@
 
 namespace httpfs2 {
 
-//! Thrown by CheckedRangeReader::Read, never to a user: the server ignored Range for this object, and the caller reads
-//! the bytes through the wrapped filesystem instead.
-class RangesIgnored : public FetchDeclined {
+//! How an object whose range answers httpfs2 cannot use is read instead: nothing more is split or read ahead.
+enum class ReadFallback : uint8_t {
+	//! Range answers are used.
+	NONE,
+	//! Through the wrapped filesystem's handles as they are: a server that ignores Range (httpfs's own fallback, a full
+	//! download, runs there), answers that cannot prove their version (each read is then one of httpfs's requests).
+	WRAPPED,
+	//! Through one GET of the whole object without Range (httpfs's full download): a server that answers ranges with
+	//! other bytes than asked, which httpfs's own range reads would take as they come.
+	WHOLE_OBJECT
+};
+
+//! Thrown by CheckedRangeReader::Read, never to a user: the object is read as its ReadFallback says, and the caller
+//! reads the bytes that way instead.
+class ReadsDeclined : public FetchDeclined {
 public:
 	using FetchDeclined::FetchDeclined;
 };
@@ -68,20 +80,19 @@ public:
 	                                               std::shared_ptr<RangedPaths> ranged, bool ranges_confirmed,
 	                                               StreamController *streams = nullptr);
 
-	//! Reads `range` into `destination`. Throws RangesIgnored (see above), httpfs's error types for a failed request
-	//! (an HTTPException keeps its status code), and an HTTPException naming the file and range for an answer that is
-	//! not the range asked or is of another version. Retries what httpfs would (no answer, 5xx, 429, a short body).
-	//! Until one answer showed that the server serves ranges, one request is in flight at a time, for the first
-	//! PROBE_BYTES of its range: a server that ignores them sends the whole object to each, and the curl client holds
-	//! each in memory.
+	//! Reads `range` into `destination`. Throws ReadsDeclined (see above), httpfs's error types for a failed request
+	//! (an HTTPException keeps its status code), and an HTTPException naming the file and range for an answer of
+	//! another version. Retries what httpfs would (no answer, 5xx, 429, a short body). Until one answer showed that the
+	//! server serves ranges, one request is in flight at a time, for the first PROBE_BYTES of its range: a server that
+	//! ignores them sends the whole object to each, and the curl client holds each in memory.
 	void Read(const ByteRange &range, char *destination);
 
 	//! The version the answers so far were of: the open's, with what the first exact answer added (its ETag).
 	ObjectVersion AnsweredVersion();
 
-	//! Whether the server answered a range with the whole object: nothing more is split or read ahead.
-	bool RangesWereIgnored() const {
-		return ranges_ignored.load();
+	//! How the object is read since its range answers were declined (NONE while they are used).
+	ReadFallback Fallback() const {
+		return fallback.load();
 	}
 
 	const std::string path;
@@ -101,7 +112,11 @@ private:
 	//! The version answers are checked against: the open's, with what the first exact answer said that the open did
 	//! not (an ETag; the Last-Modified of an object opened with an ETag).
 	ExpectedVersion Expected();
-	void Adopt(const RangeAnswer &answer);
+	//! The verdict on `answer` to a GET of `range`; an exact one teaches the expected version what it did not know, at
+	//! once, so that answers still in flight are checked against it.
+	RangeVerdict CheckAndAdopt(const ByteRange &range, const RangeAnswer &answer, std::string &why);
+	//! Reads of the object from now on go as `how` says; throws ReadsDeclined.
+	[[noreturn]] void Decline(ReadFallback how, Counter counter);
 	[[noreturn]] void Refuse(const ByteRange &range, const Attempt &attempt);
 
 	const Store store;
@@ -114,7 +129,7 @@ private:
 	IoStats &stats;
 	//! Told when the store asks for less (503 Slow Down, 429): the streams of the database are halved.
 	StreamController *streams = nullptr;
-	std::atomic<bool> ranges_ignored {false};
+	std::atomic<ReadFallback> fallback {ReadFallback::NONE};
 	std::atomic<bool> ranges_confirmed {false};
 	//! Held by the one request in flight while ranges are not confirmed.
 	std::mutex first_answer;

@@ -29,6 +29,9 @@ struct ObjectTail {
 	//! Seconds from sending the request to its answer's headers (a first-byte latency), and to its last byte.
 	double first_byte_seconds = 0;
 	double seconds = 0;
+	//! The answer said which version it is of (NamesItsVersion): its bytes may be joined to other answers' bytes.
+	//! Without that, the version (size, Last-Modified) is all it gives.
+	bool names_version = true;
 };
 
 class S3Tails {

@@ -74,6 +74,10 @@ enum class Counter : size_t {
 	//! Answers to httpfs2's own range GETs that were not the bytes asked for: a server that ignored Range (the object
 	//! is then read through the wrapped filesystem alone), served other bytes, or another version of the object.
 	RANGE_ANSWERS_REFUSED,
+	//! Answers to those GETs with the range asked that could not prove their version (no strong ETag where the
+	//! object's version has one; without one, an object written within seconds): the object is then read through the
+	//! wrapped filesystem alone, as httpfs reads it.
+	RANGE_ANSWERS_UNPROVEN,
 	//! Objects httpfs2's uploader made complete, the parts (a single PUT counts as one) and bytes it sent, and the
 	//! uploads it aborted (a failed part or completion, a file dropped without a successful close); bytes of parts
 	//! kept on local disk because the upload budget could not hold them.
@@ -129,6 +133,7 @@ constexpr CounterSpec COUNTER_SPECS[] = {
     {Counter::TAILS_FETCHED_AHEAD, "tails_fetched_ahead"},
     {Counter::FOLDER_LISTINGS, "folder_listings"},
     {Counter::RANGE_ANSWERS_REFUSED, "range_answers_refused"},
+    {Counter::RANGE_ANSWERS_UNPROVEN, "range_answers_unproven"},
     {Counter::FILES_UPLOADED, "files_uploaded"},
     {Counter::UPLOAD_PARTS, "upload_parts"},
     {Counter::UPLOAD_BYTES, "upload_bytes"},

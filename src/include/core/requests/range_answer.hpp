@@ -8,6 +8,12 @@
 // the whole object), one that serves another range of the same length (a shifted offset, a cache that answers every
 // range with the first one it saw), an object replaced between two answers. httpfs checks only the length and, when
 // both sides have one, the ETag; httpfs2 reads the headers of every answer to its own requests.
+//
+// An answer's bytes are used only when the answer proves which version it is of: pieces of one read come from many
+// answers, and two versions whose validators look the same would be joined without a trace. A strong ETag proves it.
+// Without one, Last-Modified does only once its second is over: a write after the answer was made carries a later
+// second, so answers that name the same second and were made at least VOUCHED_AFTER_SECONDS after it (their Date) are
+// all of the one version written last in that second (a store that reads its own writes, as S3 does since 2020).
 //===----------------------------------------------------------------------===//
 
 #pragma once
@@ -27,6 +33,8 @@ struct RangeAnswer {
 	std::string content_length;
 	std::string etag;
 	std::string last_modified;
+	//! When the server made the answer (RFC 9110's Date).
+	std::string date;
 };
 
 //! The version a read is bound to: every answer must agree with what is known of it.
@@ -38,15 +46,30 @@ struct ExpectedVersion {
 	std::time_t last_modified = 0;
 };
 
+//! How long after its Last-Modified an answer without a strong ETag must have been made to prove its version: one
+//! second for Last-Modified's resolution, one for the skew between the clocks that stamp the two headers.
+constexpr std::time_t VOUCHED_AFTER_SECONDS = 2;
+
+//! Whether `etag` names the bytes: present and not weak (W/"...", which promises equivalent content only).
+bool IsStrongEtag(const std::string &etag);
+
+//! Whether `answer` alone says which version it is of: a strong ETag, or Last-Modified and a Date at least
+//! VOUCHED_AFTER_SECONDS later. `why` says what it lacks.
+bool NamesItsVersion(const RangeAnswer &answer, std::string &why);
+
 enum class RangeVerdict : uint8_t {
 	//! The body is the range asked for, of the expected version.
 	EXACT,
 	//! The server ignored Range: 200 with the whole object (or a length that is not the range's).
 	RANGES_IGNORED,
-	//! A 206 for other bytes than asked: a shifted range, a range-blind cache, a malformed Content-Range.
+	//! A 206 for other bytes than asked: a shifted range, a range-blind cache, a malformed Content-Range, a total that
+	//! is not the object's size though the answer's ETag is the version's.
 	WRONG_RANGE,
 	//! Another version of the object: ETag, Last-Modified or total size differ from the read's.
 	OTHER_VERSION,
+	//! The range asked, but the answer cannot prove its version: no strong ETag where the version has one, or, where
+	//! neither has one, no Last-Modified or a Date within VOUCHED_AFTER_SECONDS of it (an object written just now).
+	UNPROVEN,
 	//! Not a 200 or 206: an error or a redirect, for the caller to report or retry.
 	NOT_SUCCESS
 };
