@@ -3,9 +3,9 @@
 // as an Iceberg scan opens them in its manifests' order, and none when it skips files), and FolderOrder (when a
 // list of a folder's files is followed by listing the folder, and which footers its opens fetch ahead).
 
-#include "adapter/filesystem/folder_prefetch.hpp"
-#include "adapter/filesystem/manifest_prefetch.hpp"
-#include "adapter/stores/query_versions.hpp"
+#include "adapter/prefetch/folder_prefetch.hpp"
+#include "adapter/prefetch/manifest_prefetch.hpp"
+#include "adapter/common/query_versions.hpp"
 
 #include <gtest/gtest.h>
 

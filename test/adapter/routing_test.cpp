@@ -3,7 +3,7 @@
 // call by call: large reads split into sub-reads on parallel-access handles, small ones passed through whole, writes
 // to the uploader or through, removals of a file being uploaded skipped, and the calls about paths passed on.
 
-#include "adapter/extension/extension_state.hpp"
+#include "adapter/common/extension_state.hpp"
 #include "adapter/extension/settings.hpp"
 #include "adapter/filesystem/wrapped_file_system.hpp"
 #include "duckdb.hpp"

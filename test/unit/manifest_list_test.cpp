@@ -1,4 +1,4 @@
-#include "core/read_ahead/manifest_list.hpp"
+#include "core/formats/manifest_list.hpp"
 
 #include <gtest/gtest.h>
 

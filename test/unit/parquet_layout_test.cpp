@@ -1,4 +1,4 @@
-#include "core/read_ahead/parquet_layout.hpp"
+#include "core/formats/parquet_layout.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // Entry point: wires settings, SQL functions and the filesystem wrappers into a database.
 
-#include "adapter/extension/extension_state.hpp"
+#include "adapter/common/extension_state.hpp"
 #include "adapter/extension/read_range_function.hpp"
 #include "adapter/extension/settings.hpp"
 #include "adapter/extension/stats_functions.hpp"

@@ -1,6 +1,6 @@
 #include "adapter/extension/stats_functions.hpp"
 
-#include "adapter/extension/extension_state.hpp"
+#include "adapter/common/extension_state.hpp"
 #include "duckdb/function/table_function.hpp"
 #include "duckdb/main/client_context.hpp"
 #include "duckdb/main/extension/extension_loader.hpp"

@@ -1,6 +1,6 @@
 #include "adapter/filesystem/wrapped_file_system.hpp"
 
-#include "adapter/extension/settings.hpp"
+#include "adapter/common/session_settings.hpp"
 #include "duckdb/common/file_opener.hpp"
 #include "duckdb/common/multi_file/multi_file_list.hpp"
 #include "duckdb/main/client_context.hpp"

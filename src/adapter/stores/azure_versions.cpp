@@ -1,7 +1,7 @@
 #include "adapter/stores/azure_versions.hpp"
 
 #include "adapter/stores/azure_signing.hpp"
-#include "adapter/stores/query_versions.hpp"
+#include "adapter/common/query_versions.hpp"
 #include "adapter/stores/store_http.hpp"
 #include "duckdb/main/client_context.hpp"
 

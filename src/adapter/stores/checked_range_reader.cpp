@@ -1,6 +1,7 @@
 #include "adapter/stores/checked_range_reader.hpp"
 
 #include "core/requests/http_parts.hpp"
+#include "core/requests/retry_policy.hpp"
 #include "core/requests/s3_request.hpp"
 #include "core/requests/url_redaction.hpp"
 #include "duckdb/common/exception/http_exception.hpp"
@@ -8,9 +9,7 @@
 #include "duckdb/main/secret/secret_manager.hpp"
 
 #include <chrono>
-#include <cmath>
 #include <cstring>
-#include <thread>
 
 namespace httpfs2 {
 
@@ -274,11 +273,7 @@ void CheckedRangeReader::ReadWithRetries(const ByteRange &range, char *destinati
 		if (!retry || attempt_number > retries) {
 			Refuse(range, attempt);
 		}
-		// As httpfs waits: not before the first retry, then retry_wait_ms times backoff^(retry - 2).
-		if (attempt_number > 1) {
-			auto wait = params->retry_wait_ms * std::pow(params->retry_backoff, attempt_number - 2.0);
-			std::this_thread::sleep_for(std::chrono::milliseconds(static_cast<uint64_t>(wait)));
-		}
+		RetryBackoff {params->retry_wait_ms, static_cast<double>(params->retry_backoff)}.Sleep(attempt_number);
 	}
 }
 

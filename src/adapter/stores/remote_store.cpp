@@ -1,5 +1,9 @@
 #include "adapter/stores/remote_store.hpp"
 
+#include "adapter/stores/azure_versions.hpp"
+#include "adapter/stores/s3_listing.hpp"
+#include "adapter/stores/s3_tails.hpp"
+
 #include "adapter/stores/azure_uploads.hpp"
 #include "adapter/stores/s3_uploads.hpp"
 
@@ -63,7 +67,7 @@ public:
 		return false;
 	}
 
-	S3Tails::Send TailFetcherFor(const string &path, optional_ptr<FileOpener> opener) override {
+	TailSend TailFetcherFor(const string &path, optional_ptr<FileOpener> opener) override {
 		// A tail fetched ahead that fails leaves the open to its own tail GET, which counts the failures.
 		return NowSeconds() < tails_paused_until ? nullptr : S3Tails::Prepare(path, opener, stats);
 	}

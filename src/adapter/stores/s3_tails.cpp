@@ -37,7 +37,7 @@ static bool TailFromResponse(const duckdb::HTTPResponse &response, string body, 
 	return tail.version.etag.empty() || tail.version.IsContentHash();
 }
 
-S3Tails::Send S3Tails::Prepare(const string &path, optional_ptr<FileOpener> opener, IoStats &stats) {
+TailSend S3Tails::Prepare(const string &path, optional_ptr<FileOpener> opener, IoStats &stats) {
 	try {
 		auto context = FileOpener::TryGetClientContext(opener);
 		S3Credentials credentials;

@@ -1,6 +1,6 @@
 #include "adapter/stores/s3_uploads.hpp"
 
-#include "adapter/filesystem/error_context.hpp"
+#include "adapter/common/error_context.hpp"
 #include "adapter/stores/s3_signing.hpp"
 #include "adapter/stores/upload_requests.hpp"
 #include "duckdb/common/crypto/md5.hpp"

@@ -1,14 +1,13 @@
 #include "adapter/stores/upload_requests.hpp"
 
-#include "adapter/filesystem/error_context.hpp"
+#include "adapter/common/error_context.hpp"
 #include "adapter/stores/store_http.hpp"
+#include "core/requests/retry_policy.hpp"
 #include "core/requests/s3_request.hpp"
 #include "duckdb/common/exception/http_exception.hpp"
 #include "duckdb/main/client_context.hpp"
 
 #include <chrono>
-#include <cmath>
-#include <thread>
 
 namespace httpfs2 {
 
@@ -88,12 +87,7 @@ void UploadRequests::RetryOrRethrow(const std::exception &error, duckdb::BaseReq
 	if (attempt >= attempts) {
 		Rethrow(error, request, what);
 	}
-	// As httpfs waits: not before the first retry, then retry_wait_ms times backoff^(retry - 2).
-	if (attempt > 1) {
-		auto wait = params->retry_wait_ms * std::pow(params->retry_backoff, static_cast<double>(attempt - 2));
-		std::this_thread::sleep_for(
-		    std::chrono::milliseconds(static_cast<uint64_t>(std::min<double>(wait, MAX_RETRY_WAIT_MS))));
-	}
+	RetryBackoff {params->retry_wait_ms, static_cast<double>(params->retry_backoff), MAX_RETRY_WAIT_MS}.Sleep(attempt);
 }
 
 void UploadRequests::Rethrow(const std::exception &error, duckdb::BaseRequest &request, const string &what) {

@@ -3,7 +3,7 @@
 //
 // adapter/extension/settings.hpp
 //
-// Registers the httpfs2_parallel_read_* settings with DuckDB and reads them back for a file open.
+// Registers the httpfs2_* settings with DuckDB (adapter/common/session_settings reads them back for a file open).
 //===----------------------------------------------------------------------===//
 
 #pragma once
@@ -13,12 +13,7 @@
 
 namespace httpfs2 {
 
-class ExtensionState;
-
 //! Adds the settings to `config`, each with a callback that rejects out-of-range values naming the setting.
 void RegisterSettings(duckdb::DBConfig &config);
-
-//! The settings in force for `opener` (session values over global ones); without an opener, the last SET values.
-IoSettings SettingsFor(duckdb::optional_ptr<duckdb::FileOpener> opener, ExtensionState &state);
 
 } // namespace httpfs2

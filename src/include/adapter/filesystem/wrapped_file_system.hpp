@@ -17,22 +17,23 @@
 
 #pragma once
 
-#include "adapter/extension/extension_state.hpp"
+#include "adapter/common/extension_state.hpp"
 #include "adapter/filesystem/forwarding_file_system.hpp"
-#include "adapter/filesystem/inner_opens.hpp"
-#include "adapter/filesystem/listing_prefetch.hpp"
-#include "adapter/filesystem/parallel_reader.hpp"
-#include "adapter/filesystem/read_ahead_wiring.hpp"
-#include "adapter/filesystem/read_opener.hpp"
-#include "adapter/filesystem/uploading_paths.hpp"
-#include "adapter/filesystem/wrapped_file_handle.hpp"
+#include "adapter/handles/inner_opens.hpp"
+#include "adapter/prefetch/listing_prefetch.hpp"
+#include "adapter/read/parallel_reader.hpp"
+#include "adapter/prefetch/read_ahead_wiring.hpp"
+#include "adapter/read/read_opener.hpp"
+#include "adapter/upload/uploading_paths.hpp"
+#include "adapter/handles/read_handle.hpp"
+#include "adapter/handles/upload_handle.hpp"
 #include "adapter/stores/remote_store.hpp"
 
 #include <functional>
 
 namespace httpfs2 {
 
-class WrappedFileSystem : public ForwardingFileSystem {
+class WrappedFileSystem : public ForwardingFileSystem, public HandleKeeper {
 public:
 	using StoreFactory = std::function<std::unique_ptr<RemoteStore>(IoStats &stats)>;
 
@@ -43,7 +44,7 @@ public:
 	                  const StoreFactory &make_store);
 	~WrappedFileSystem() override;
 	//! Closes all read-ahead (waiting for its fetches) and the kept version handles: ExtensionState::ReleaseHandles.
-	void ReleaseHandles();
+	void ReleaseHandles() override;
 
 	using FileSystem::OpenFile;
 

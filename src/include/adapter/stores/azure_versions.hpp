@@ -11,23 +11,13 @@
 
 #pragma once
 
-#include "adapter/stores/object_version.hpp"
+#include "adapter/common/object_version.hpp"
 #include "core/common/io_stats.hpp"
 #include "duckdb/common/file_opener.hpp"
 
 #include <string>
 
 namespace httpfs2 {
-
-enum class VersionLookup {
-	//! The blob exists; its version is filled in.
-	FOUND,
-	//! The blob does not exist (404).
-	MISSING,
-	//! httpfs2 cannot tell: no connection string with a key or SAS token, a path form it does not sign, another
-	//! status, a network error. The caller does what it would do without httpfs2.
-	UNKNOWN
-};
 
 class AzureVersions {
 public:

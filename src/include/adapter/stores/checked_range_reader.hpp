@@ -14,7 +14,7 @@
 #pragma once
 
 #include "adapter/stores/store_http.hpp"
-#include "adapter/stores/object_version.hpp"
+#include "adapter/common/object_version.hpp"
 #include "adapter/stores/s3_signing.hpp"
 #include "core/common/io_stats.hpp"
 #include "core/common/stream_controller.hpp"

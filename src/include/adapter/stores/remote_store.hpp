@@ -19,11 +19,8 @@
 
 #pragma once
 
-#include "adapter/stores/azure_versions.hpp"
 #include "adapter/stores/checked_range_reader.hpp"
-#include "adapter/stores/object_version.hpp"
-#include "adapter/stores/s3_listing.hpp"
-#include "adapter/stores/s3_tails.hpp"
+#include "adapter/common/object_version.hpp"
 #include "core/common/io_stats.hpp"
 #include "core/common/stream_controller.hpp"
 #include "core/upload/object_upload.hpp"
@@ -70,7 +67,7 @@ public:
 	}
 	//! FetchTail's GET prepared now and sent later, on any thread (a tail fetched ahead of the file's open); null when
 	//! the store cannot give it now.
-	virtual S3Tails::Send TailFetcherFor(const std::string &path, duckdb::optional_ptr<duckdb::FileOpener> opener) {
+	virtual TailSend TailFetcherFor(const std::string &path, duckdb::optional_ptr<duckdb::FileOpener> opener) {
 		return nullptr;
 	}
 	//! Whether ListAfter lists.

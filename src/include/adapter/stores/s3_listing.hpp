@@ -11,7 +11,7 @@
 
 #pragma once
 
-#include "adapter/stores/object_version.hpp"
+#include "adapter/common/object_version.hpp"
 #include "core/common/io_stats.hpp"
 #include "duckdb/common/file_opener.hpp"
 
@@ -19,12 +19,6 @@
 #include <vector>
 
 namespace httpfs2 {
-
-//! A file a listing names: its path in the form of the path listed after, and its version.
-struct ListedFile {
-	std::string path;
-	ObjectVersion version;
-};
 
 class S3Listing {
 public:

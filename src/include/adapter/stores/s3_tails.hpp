@@ -11,7 +11,7 @@
 
 #pragma once
 
-#include "adapter/stores/object_version.hpp"
+#include "adapter/common/object_version.hpp"
 #include "core/common/io_stats.hpp"
 #include "duckdb/common/file_opener.hpp"
 #include "duckdb/common/http_util.hpp"
@@ -20,19 +20,6 @@
 #include <string>
 
 namespace httpfs2 {
-
-//! The last bytes of an object and its version, as one GET answered them.
-struct ObjectTail {
-	ObjectVersion version;
-	ByteRange range {0, 0};
-	std::string bytes;
-	//! Seconds from sending the request to its answer's headers (a first-byte latency), and to its last byte.
-	double first_byte_seconds = 0;
-	double seconds = 0;
-	//! The answer said which version it is of (NamesItsVersion): its bytes may be joined to other answers' bytes.
-	//! Without that, the version (size, Last-Modified) is all it gives.
-	bool names_version = true;
-};
 
 class S3Tails {
 public:
@@ -49,11 +36,9 @@ public:
 	static bool Fetch(const std::string &path, duckdb::optional_ptr<duckdb::FileOpener> opener, IoStats &stats,
 	                  ObjectTail &tail);
 
-	//! A tail GET signed and ready to send: Fetch's request, to be sent later on any thread while the database lives
-	//! (a tail fetched ahead of the file's open). Returns Fetch's answer. `stats` must outlive it.
-	using Send = std::function<bool(ObjectTail &tail)>;
-	//! Null where Fetch would return false before sending anything.
-	static Send Prepare(const std::string &path, duckdb::optional_ptr<duckdb::FileOpener> opener, IoStats &stats);
+	//! Fetch's request signed and ready to send (TailSend); `stats` must outlive it. Null where Fetch would return
+	//! false before sending anything.
+	static TailSend Prepare(const std::string &path, duckdb::optional_ptr<duckdb::FileOpener> opener, IoStats &stats);
 
 private:
 	static bool SendTailGet(const std::string &url, const duckdb::HTTPHeaders &headers, duckdb::HTTPParams &params,

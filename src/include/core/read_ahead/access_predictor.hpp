@@ -9,7 +9,7 @@
 
 #pragma once
 
-#include "core/read_ahead/parquet_layout.hpp"
+#include "core/formats/parquet_layout.hpp"
 #include "core/split/range_planner.hpp"
 
 #include <cstdint>

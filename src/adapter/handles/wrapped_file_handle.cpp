@@ -1,0 +1,10 @@
+#include "adapter/handles/wrapped_file_handle.hpp"
+
+namespace httpfs2 {
+
+WrappedFileHandle::WrappedFileHandle(duckdb::FileSystem &wrapper, const std::string &path, duckdb::FileOpenFlags flags,
+                                     Kind kind_p, const IoSettings &settings_p)
+    : FileHandle(wrapper, path, flags), kind(kind_p), settings(settings_p) {
+}
+
+} // namespace httpfs2

@@ -1,0 +1,324 @@
+#include "adapter/read/read_opener.hpp"
+
+#include "adapter/prefetch/folder_prefetch.hpp"
+#include "adapter/prefetch/manifest_prefetch.hpp"
+#include "adapter/common/query_versions.hpp"
+#include "core/formats/manifest_list.hpp"
+#include "core/read_ahead/read_ahead_registry.hpp"
+#include "duckdb/common/exception.hpp"
+#include "duckdb/common/file_opener.hpp"
+#include "duckdb/main/client_context_state.hpp"
+
+#include <chrono>
+#include <unordered_set>
+
+namespace httpfs2 {
+
+constexpr uint64_t ReadOpener::MAX_WHOLE_AT_OPEN_BYTES;
+
+using duckdb::FileOpener;
+using duckdb::idx_t;
+using duckdb::optional_ptr;
+using duckdb::unique_ptr;
+using std::string;
+
+namespace {
+//! httpfs answers the later opens of a file within a query (the scan's after the bind's) from what its first open
+//! learned, in microseconds and without a request: only a path's first open in a query is a round trip to time (timed
+//! as well, those opens pulled the model's latency far under the network's: docs/benchmarks.md, "Figures").
+class OpenedThisQuery : public duckdb::ClientContextState {
+public:
+	using ClientContextState::QueryEnd;
+	void QueryEnd(duckdb::ClientContext &) override {
+		std::lock_guard<std::mutex> guard(lock);
+		paths.clear();
+	}
+
+	bool First(const string &path) {
+		std::lock_guard<std::mutex> guard(lock);
+		return paths.insert(path).second;
+	}
+
+private:
+	std::mutex lock;
+	std::unordered_set<string> paths;
+};
+
+bool FirstOpenInQuery(const string &path, optional_ptr<FileOpener> opener) {
+	auto context = FileOpener::TryGetClientContext(opener);
+	return !context ||
+	       context->registered_state->GetOrCreate<OpenedThisQuery>("httpfs2_opened_this_query")->First(path);
+}
+
+//! What the opener of a file said of it (OpenFileInfo::extended_info): a listing gives size, ETag and modification
+//! time; a table format's catalog (Iceberg manifests, DuckLake, Delta's log) gives the size alone, or with an empty
+//! ETag and a zero time.
+struct GivenMetadata {
+	bool size_given = false;
+	uint64_t size = 0;
+	bool etag_given = false;
+
+	explicit GivenMetadata(const duckdb::OpenFileInfo &file) {
+		if (!file.extended_info) {
+			return;
+		}
+		auto &options = file.extended_info->options;
+		auto size_option = options.find("file_size");
+		auto etag_option = options.find("etag");
+		try {
+			if (size_option != options.end() && !size_option->second.IsNull()) {
+				size = size_option->second.GetValue<uint64_t>();
+				size_given = true;
+			}
+			etag_given = etag_option != options.end() && !etag_option->second.IsNull() &&
+			             !etag_option->second.ToString().empty();
+		} catch (std::exception &) {
+			size_given = false; // metadata of a type we do not know: the open goes to the wrapped filesystem
+		}
+	}
+	//! The size alone: the file's version is not known until the store answers for it.
+	bool FromCatalog() const {
+		return size_given && !etag_given;
+	}
+};
+} // namespace
+
+ReadOpener::ReadOpener(duckdb::FileSystem &wrapper_p, duckdb::FileSystem &inner_p, ExtensionState &state_p,
+                       IoStats &stats_p, RemoteStore &store_p, InnerOpens &opens_p, ReadAheadWiring &read_ahead_p,
+                       ListingPrefetch &listings_p)
+    : wrapper(wrapper_p), inner(inner_p), state(state_p), stats(stats_p), store(store_p), opens(opens_p),
+      read_ahead(read_ahead_p), listings(listings_p) {
+}
+
+unique_ptr<ReadHandle> ReadOpener::Open(const duckdb::OpenFileInfo &file, duckdb::FileOpenFlags flags,
+                                        optional_ptr<FileOpener> opener, const IoSettings &settings, bool fast) {
+	unique_ptr<ReadHandle> handle;
+	if (fast && store.LooksUpVersions()) {
+		handle = OpenLookedUp(file.path, flags, opener, settings);
+	}
+	// A listed file opens with no request at all; a file opened without metadata, or with a catalog's size alone, opens
+	// from its tail: one GET that gives the version and the footer, in place of the HEAD or of the footer's read.
+	GivenMetadata given(file);
+	if (!handle && fast && store.OpensFromTail() && settings.ReadAheadActive() &&
+	    (!given.size_given || given.FromCatalog())) {
+		handle = OpenFromTail(file.path, flags, opener, settings, given.FromCatalog() ? given.size : 0);
+	}
+	if (!handle) {
+		handle = OpenInner(file, flags, opener, settings, given.size_given);
+		if (!handle) {
+			return nullptr;
+		}
+	}
+	stats.Add(Counter::FILES_OPENED);
+	if (!fast) {
+		return handle;
+	}
+	auto context = FileOpener::TryGetClientContext(opener);
+	if (context) {
+		handle->client_context = context->shared_from_this();
+	}
+	auto version = InnerOpens::VersionOf(*handle);
+	PrepareSubReads(*handle, opener);
+	if (store.ChecksRanges() && (handle->CanSplit() || settings.ReadAheadActive())) {
+		// A version the store gave with an exact range (a tail GET) says the store serves ranges.
+		handle->range_reader =
+		    store.RangeReaderFor(handle->path, version, opener, handle->version_known && store.VersionsConfirmRanges());
+	}
+	if ((handle->range_reader || handle->whole_at_open) && context) {
+		// Where the store's range answers are declined for other bytes than asked (ReadFallback::WHOLE_OBJECT), or
+		// cannot prove a version from the first (whole_at_open).
+		handle->file_size = version.size;
+		handle->whole_object = duckdb::make_uniq<LazyHandle>(
+		    opens.Deferred(InnerOpens::OpenInfo(handle->path, version), duckdb::FileFlags::FILE_FLAGS_READ,
+		                   context->shared_from_this(), version, InnerOpener::WHOLE_OBJECT));
+	}
+	if (handle->whole_at_open) {
+		return handle;
+	}
+	if (!handle->range_reader && !version.NamesBytes()) {
+		// Pieces and fetches would run on httpfs's handles, which check an answer's ETag only where both sides have
+		// one: without a strong ETag, pieces of two versions could not be told apart. Read as httpfs alone reads it.
+		handle->sub_read_handles.reset();
+		return handle;
+	}
+	if (settings.ReadAheadActive()) {
+		if (handle->version_known) {
+			// Attached at the first read: a query served by DuckDB's cache makes no request for it.
+			handle->read_ahead_deferred = true;
+			handle->file_size = handle->version.size;
+		} else {
+			read_ahead.Attach(*handle, opener);
+		}
+		listings.Opened(file.path, settings, opener);
+	}
+	return handle;
+}
+
+unique_ptr<ReadHandle> ReadOpener::OpenInner(const duckdb::OpenFileInfo &file, duckdb::FileOpenFlags flags,
+                                             optional_ptr<FileOpener> opener, const IoSettings &settings,
+                                             bool size_given) {
+	auto start = std::chrono::steady_clock::now();
+	auto inner_handle = inner.OpenFile(file, flags, opener);
+	if (!inner_handle) {
+		return nullptr;
+	}
+	stats.Add(Counter::INNER_OPENS);
+	// Without listing metadata a first open made a metadata request (HEAD): a clean first-byte latency sample.
+	if (!size_given && flags.OpenForReading() && FirstOpenInQuery(file.path, opener)) {
+		state.cost_model.ObserveRoundTrip(
+		    std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+	}
+	return duckdb::make_uniq<ReadHandle>(wrapper, std::move(inner_handle), settings);
+}
+
+unique_ptr<ReadHandle> ReadOpener::OpenLookedUp(const string &path, duckdb::FileOpenFlags flags,
+                                                optional_ptr<FileOpener> opener, const IoSettings &settings) {
+	ObjectVersion version;
+	if (!FileOpener::TryGetClientContext(opener) ||
+	    store.LookUpVersion(path, opener, version) != VersionLookup::FOUND) {
+		return nullptr;
+	}
+	return OpenAtKnownVersion(path, flags, opener, settings, version);
+}
+
+unique_ptr<ReadHandle> ReadOpener::OpenFromTail(const string &path, duckdb::FileOpenFlags flags,
+                                                optional_ptr<FileOpener> opener, const IoSettings &settings,
+                                                uint64_t catalog_size) {
+	// A later open in the query of a file opened from its tail: at the version the tail gave, as httpfs opens it again
+	// from what its first open learnt.
+	// A data file an Iceberg manifest named: the tails of the files after it are fetched now, if the scan follows the
+	// manifests' order.
+	if (catalog_size != 0 && ReadAheadWiring::IsParquetPath(path) && read_ahead.TuningFor(settings).fetch_ahead) {
+		ManifestPrefetch::DataFileOpened(path, store, state.io_pool, state.read_ahead_budget, stats, opener);
+	}
+	// A Parquet file named in a list: a listing of its folder may give its version and the next files' (they then open
+	// with no request, their footers fetched ahead).
+	if (catalog_size == 0 && ReadAheadWiring::IsParquetPath(path) && store.ListsFolders()) {
+		auto tuning = read_ahead.TuningFor(settings);
+		if (tuning.fetch_ahead) {
+			FolderPrefetch::Opening(path, store, read_ahead, tuning, opener);
+		}
+	}
+	// A path fetched ahead of its open (an Iceberg manifest whole, a data file's tail: ManifestPrefetch) is opened at
+	// the version the fetch gave, its bytes remembered for its reads; so is a path whose folder's listing gave it.
+	auto query = QueryVersions::Of(opener);
+	auto context = FileOpener::TryGetClientContext(opener);
+	bool interrupted = false; // while waiting for a fetch of the path
+	auto give_up = [&]() {
+		return interrupted = context && context->interrupted.load();
+	};
+	ObjectVersion known;
+	bool found = query && query->Find(path, known, give_up);
+	if (interrupted) {
+		throw duckdb::InterruptException();
+	}
+	if (found) {
+		// Taken in any case: the budget they are charged to is released with `fetched`.
+		auto fetched = query->TakeFetched(path);
+		if (catalog_size != 0 && known.size != catalog_size) {
+			return nullptr;
+		}
+		if (fetched) {
+			read_ahead.RememberTail(path, *fetched, opener); // the registry copies them
+		}
+		return OpenAtKnownVersion(path, flags, opener, settings, known);
+	}
+	// Parquet files (DuckDB reads their end first), and Iceberg manifest lists (read whole; a tail GET of one is all
+	// of it or is completed from its start, and names the manifests to fetch next). A Parquet file opened without
+	// metadata is opened so only at its first open in a query when no footer of it is remembered (otherwise a HEAD is
+	// all the open waits for); a catalog's file and a manifest list always are (its GET takes the HEAD's round trip).
+	bool manifest_list = ManifestList::IsManifestList(path);
+	ObjectTail tail;
+	if ((!ReadAheadWiring::IsParquetPath(path) && !manifest_list) ||
+	    (catalog_size == 0 && !manifest_list && read_ahead.RemembersFooterOf(path)) ||
+	    !store.FetchTail(path, opener, tail)) {
+		return nullptr;
+	}
+	if (catalog_size != 0 && tail.version.size != catalog_size) {
+		return nullptr; // not the object the catalog names: the wrapped filesystem opens it as the catalog says
+	}
+	if (!tail.names_version) {
+		// Its bytes would be joined to later answers that could be of another version looking the same: a small object
+		// is read whole from its first read (one GET, one version), a larger one as httpfs alone reads it.
+		stats.Add(Counter::RANGE_ANSWERS_UNPROVEN);
+		if (tail.version.size > MAX_WHOLE_AT_OPEN_BYTES) {
+			return nullptr;
+		}
+		auto handle = OpenAtKnownVersion(path, flags, opener, settings, tail.version);
+		handle->whole_at_open = true;
+		return handle;
+	}
+	// In place of the HEAD's sample: the GET's first byte, then its transfer.
+	state.cost_model.ObserveRoundTrip(tail.first_byte_seconds);
+	state.cost_model.ObserveSubRead(tail.range.length, tail.seconds);
+	if (manifest_list && tail.range.offset != 0) {
+		CompleteManifestList(path, opener, tail);
+	}
+	read_ahead.RememberTail(path, tail, opener);
+	if (query) {
+		query->Store(path, tail.version);
+	}
+	if (manifest_list && tail.range.offset == 0) {
+		ManifestPrefetch::Start(path, tail.bytes, store, state.io_pool, state.read_ahead_budget, stats, opener);
+	}
+	return OpenAtKnownVersion(path, flags, opener, settings, tail.version);
+}
+
+void ReadOpener::CompleteManifestList(const string &path, optional_ptr<FileOpener> opener, ObjectTail &tail) {
+	if (tail.version.size > ReadAheadRegistry::MAX_FOOTER_BYTES) {
+		return;
+	}
+	auto reader = store.RangeReaderFor(path, tail.version, opener, true);
+	if (!reader) {
+		return;
+	}
+	string whole(tail.range.offset, '\0');
+	try {
+		// A checked read: an answer of another version than the tail's is an error, never joined to the tail.
+		reader->Read(ByteRange {0, tail.range.offset}, &whole[0]);
+	} catch (std::exception &) {
+		return; // the iceberg extension reads the list through httpfs, and meets any error there
+	}
+	whole += tail.bytes;
+	tail.bytes = std::move(whole);
+	tail.range = ByteRange {0, tail.version.size};
+}
+
+unique_ptr<ReadHandle> ReadOpener::OpenAtKnownVersion(const string &path, duckdb::FileOpenFlags flags,
+                                                      optional_ptr<FileOpener> opener, const IoSettings &settings,
+                                                      const ObjectVersion &version) {
+	auto context = FileOpener::TryGetClientContext(opener);
+	auto open = opens.Deferred(InnerOpens::OpenInfo(path, version), flags, context->shared_from_this(), version,
+	                           InnerOpener::CONNECTION);
+	auto handle = duckdb::make_uniq<ReadHandle>(wrapper, path, flags, std::move(open), version, settings);
+	auto &opened = *handle;
+	handle->version_handle =
+	    duckdb::make_uniq<LazyHandle>(LazyHandle::SharedOpener([this, &opened]() { return opens.SharedFor(opened); }));
+	return handle;
+}
+
+void ReadOpener::PrepareSubReads(ReadHandle &handle, optional_ptr<FileOpener> opener) {
+	auto version = InnerOpens::VersionOf(handle);
+	if (version.size < handle.settings.min_bytes) {
+		return;
+	}
+	handle.file_size = version.size;
+	if (handle.flags.RequireParallelAccess() && !handle.settings.dedicated_handles) {
+		handle.sub_read_handles =
+		    duckdb::make_uniq<SubReadHandles>(duckdb::vector<unique_ptr<LazyHandle>>(), &handle.inner);
+		return;
+	}
+	duckdb::vector<unique_ptr<LazyHandle>> owned;
+	if (handle.version_known) {
+		// The version's shared handle reads in parallel already; opening more would each cost a HEAD on Azure.
+		handle.sub_read_handles = duckdb::make_uniq<SubReadHandles>(std::move(owned), handle.version_handle.get());
+		return;
+	}
+	idx_t count = handle.settings.dedicated_handles ? handle.settings.max_fanout : 1;
+	for (idx_t i = 0; i < count; i++) {
+		owned.push_back(opens.Lazy(handle.path, version, handle.client_context, opener));
+	}
+	handle.sub_read_handles = duckdb::make_uniq<SubReadHandles>(std::move(owned), nullptr);
+}
+
+} // namespace httpfs2

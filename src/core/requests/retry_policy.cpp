@@ -1,0 +1,27 @@
+#include "core/requests/retry_policy.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <thread>
+
+namespace httpfs2 {
+
+std::chrono::milliseconds RetryBackoff::After(uint64_t failed) const {
+	if (failed < 2) {
+		return std::chrono::milliseconds(0);
+	}
+	auto wait = static_cast<double>(wait_ms) * std::pow(backoff, static_cast<double>(failed - 2));
+	if (max_wait_ms != 0) {
+		wait = std::min(wait, static_cast<double>(max_wait_ms));
+	}
+	return std::chrono::milliseconds(static_cast<uint64_t>(wait));
+}
+
+void RetryBackoff::Sleep(uint64_t failed) const {
+	auto wait = After(failed);
+	if (wait.count() > 0) {
+		std::this_thread::sleep_for(wait);
+	}
+}
+
+} // namespace httpfs2

@@ -1,0 +1,84 @@
+//===----------------------------------------------------------------------===//
+//                         httpfs2
+//
+// adapter/common/extension_state.hpp
+//
+// What httpfs2 keeps per database: the IO pool, the cost model and the stats of each wrapped filesystem.
+// Owned jointly by the wrapped filesystems and the extension callback, so it lives exactly as long as the
+// database and its pool is joined when the database closes.
+//===----------------------------------------------------------------------===//
+
+#pragma once
+
+#include "core/common/cost_model.hpp"
+#include "core/common/io_pool.hpp"
+#include "core/common/memory_budget.hpp"
+#include "core/upload/upload_budget.hpp"
+#include "core/common/io_settings.hpp"
+#include "core/common/io_stats.hpp"
+#include "duckdb.hpp"
+
+#include <memory>
+#include <mutex>
+#include <set>
+#include <utility>
+#include <vector>
+
+namespace httpfs2 {
+
+//! What holds handles of the wrapped filesystems that must go when the database's last connection closes (each
+//! WrappedFileSystem, registered for its lifetime).
+class HandleKeeper {
+public:
+	virtual ~HandleKeeper() = default;
+	virtual void ReleaseHandles() = 0;
+};
+
+class ExtensionState {
+public:
+	//! Read-ahead buffers come from `allocator`.
+	explicit ExtensionState(std::shared_ptr<BufferAllocator> allocator);
+
+	//! The state of `db`, created on first use.
+	static std::shared_ptr<ExtensionState> GetOrCreate(duckdb::DatabaseInstance &db);
+	//! The state of `db`; throws when httpfs2 is not loaded in it.
+	static std::shared_ptr<ExtensionState> Get(duckdb::DatabaseInstance &db);
+
+	//! Stats of the wrapped filesystem called `name`, created on first use.
+	std::shared_ptr<IoStats> StatsFor(const std::string &name);
+	std::vector<std::pair<std::string, std::shared_ptr<IoStats>>> AllStats();
+	//! Records that the filesystem `name` is wrapped; false when it already was.
+	bool MarkWrapped(const std::string &name);
+	//! The wrapped filesystems alive, for ReleaseHandles (each registers itself for its lifetime).
+	void AddFileSystem(HandleKeeper &filesystem);
+	void RemoveFileSystem(HandleKeeper &filesystem);
+	//! When the database's last connection closes: every wrapped filesystem lets go of the wrapped filesystems'
+	//! handles it keeps (read-ahead, kept version handles), which must not outlive the database's logging, and the
+	//! parts of interrupted uploads still in flight end.
+	void ReleaseHandles();
+
+	//! The last values set with SET, for opens that come without a FileOpener.
+	IoSettings LastSetSettings();
+	//! Records a SET value; a global one also resizes what it sizes (the IO pool, the read-ahead and upload budgets).
+	void ApplySetting(const SettingSpec &spec, int64_t value);
+
+	//! Declared before the pool, so they outlive its threads: tasks still queued when the pool is destroyed hold
+	//! read-ahead charged to the budget, and a fetch that ends reports its time to the model.
+	MemoryBudget read_ahead_budget;
+	//! Shared with the uploads, whose part tasks may outlive the pool's queue.
+	const std::shared_ptr<UploadBudget> upload_budget;
+	CostModel cost_model;
+	IoPool io_pool;
+	//! The uploads' parts and completions: as many threads as parts may be sent at once (UploadBudget::streams), so
+	//! that uploads follow the link past io_threads and never hold up reads' fetches.
+	IoPool upload_pool;
+
+private:
+	std::mutex lock;
+	std::vector<std::pair<std::string, std::shared_ptr<IoStats>>> stats;
+	std::set<std::string> wrapped;
+	std::vector<HandleKeeper *> filesystems;
+	IoSettings last_set;
+};
+
+} // namespace httpfs2

@@ -1,0 +1,100 @@
+//===----------------------------------------------------------------------===//
+//                         httpfs2
+//
+// adapter/handles/read_handle.hpp
+//
+// A remote file opened for reading (see wrapped_file_handle.hpp).
+//===----------------------------------------------------------------------===//
+
+#pragma once
+
+#include "adapter/handles/lazy_handle.hpp"
+#include "adapter/handles/wrapped_file_handle.hpp"
+#include "adapter/stores/checked_range_reader.hpp"
+#include "adapter/common/object_version.hpp"
+#include "duckdb/main/client_context.hpp"
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+
+namespace httpfs2 {
+
+class ReadAheadAttachment;
+
+class ReadHandle : public WrappedFileHandle {
+public:
+	//! A handle over `inner`, opened already.
+	ReadHandle(duckdb::FileSystem &wrapper, duckdb::unique_ptr<duckdb::FileHandle> inner, const IoSettings &settings);
+	//! A handle over an object whose version httpfs2 knows; the wrapped filesystem's handle opens on first need.
+	ReadHandle(duckdb::FileSystem &wrapper, const std::string &path, duckdb::FileOpenFlags flags,
+	           LazyHandle::Opener open_inner, const ObjectVersion &version, const IoSettings &settings);
+	~ReadHandle() override;
+
+	void Close() override;
+	duckdb::idx_t GetProgress() override;
+	duckdb::FileCompressionType GetFileCompressionType() override;
+
+	//! The wrapped filesystem's handle (its file_system is the wrapped filesystem), opened on first use.
+	duckdb::FileHandle &Inner() {
+		return inner.Get();
+	}
+	LazyHandle inner;
+
+	// --- the version read ---
+
+	//! Set when the version (size, modification time, ETag) came from httpfs2's own request, not from `inner`.
+	const bool version_known;
+	const ObjectVersion version;
+	//! With version_known: the version's parallel-access handle shared by all its opens (never closed through
+	//! this one), looked up at first use and then kept; pass-through and split reads run on it.
+	duckdb::unique_ptr<LazyHandle> version_handle;
+	//! File size at open; only meaningful when sub_read_handles or read_ahead is set.
+	duckdb::idx_t file_size = 0;
+	//! The connection that opened the file: a split read stops starting pieces once its query is interrupted.
+	duckdb::weak_ptr<duckdb::ClientContext> client_context;
+	//! Whether the query of the connection that opened the file was interrupted.
+	bool Interrupted() const;
+
+	// --- sub-reads ---
+
+	//! Whether a positional read of `nr_bytes` at `location` goes to the parallel read layer.
+	bool ShouldSplit(duckdb::idx_t nr_bytes, duckdb::idx_t location) const;
+	bool CanSplit() const {
+		return sub_read_handles != nullptr;
+	}
+	//! Set when the file was opened for reading with parallel reads on and is large enough to split.
+	duckdb::unique_ptr<SubReadHandles> sub_read_handles;
+	//! Where httpfs2 sends the range GETs of sub-reads and read-ahead itself (s3://, http(s)://), checking every
+	//! answer; sub-reads use sub_read_handles where it is null.
+	std::shared_ptr<CheckedRangeReader> range_reader;
+	//! httpfs2's range answers for the file were declined (a server that ignores Range, answers other bytes than
+	//! asked, or answers that cannot prove their version): it is read as httpfs alone reads it, nothing split or read
+	//! ahead.
+	bool ReadsDeclined() const {
+		return whole_at_open || ranges_ignored_by_sub_reads ||
+		       (range_reader && range_reader->Fallback() != ReadFallback::NONE);
+	}
+	//! The declined file is read from one GET of the whole object (whole_object), not with range requests.
+	bool ReadsWholeObject() const {
+		return whole_object &&
+		       (whole_at_open || (range_reader && range_reader->Fallback() == ReadFallback::WHOLE_OBJECT));
+	}
+	//! Set at the open: the object is read whole from its first read (its tail could not prove its version).
+	bool whole_at_open = false;
+	//! Set with range_reader or whole_at_open: the handle that downloads the whole object at its open, opened on first
+	//! need.
+	duckdb::unique_ptr<LazyHandle> whole_object;
+	//! Set when a sub-read on sub_read_handles found that the server ignores ranges (InternalOpener).
+	std::atomic<bool> ranges_ignored_by_sub_reads {false};
+
+	// --- read-ahead ---
+
+	//! Set when read-ahead is active for this file; file_size is then set too.
+	duckdb::unique_ptr<ReadAheadAttachment> read_ahead;
+	//! Read-ahead is attached at the first read rather than at open (set before the handle is shared).
+	bool read_ahead_deferred = false;
+	std::once_flag read_ahead_attached;
+};
+
+} // namespace httpfs2

@@ -1,0 +1,78 @@
+//===----------------------------------------------------------------------===//
+//                         httpfs2
+//
+// adapter/read/read_opener.hpp
+//
+// Opens a remote file for reading and readies what makes its reads fast. The version comes from the store where it
+// gives one (an az:// lookup, an s3:// Parquet file's tail GET: then the wrapped filesystem's handle opens only when
+// first needed), else from the wrapped filesystem's open. Then: the handles or range reader sub-reads run on,
+// read-ahead attached (at the first read for a version httpfs2 knew: a query DuckDB's cache serves makes no request
+// for it), and the footers of the files a listing names after this one fetched.
+//===----------------------------------------------------------------------===//
+
+#pragma once
+
+#include "adapter/common/extension_state.hpp"
+#include "adapter/handles/inner_opens.hpp"
+#include "adapter/prefetch/listing_prefetch.hpp"
+#include "adapter/prefetch/read_ahead_wiring.hpp"
+#include "adapter/handles/read_handle.hpp"
+#include "adapter/stores/remote_store.hpp"
+
+namespace httpfs2 {
+
+class ReadOpener {
+public:
+	//! An object whose tail GET could not prove its version is read from one GET of it whole, held in memory for the
+	//! query as httpfs's full download holds it, up to this size; a larger one is read as httpfs alone reads it.
+	static constexpr uint64_t MAX_WHOLE_AT_OPEN_BYTES = 64 * 1024 * 1024;
+
+	ReadOpener(duckdb::FileSystem &wrapper, duckdb::FileSystem &inner, ExtensionState &state, IoStats &stats,
+	           RemoteStore &store, InnerOpens &opens, ReadAheadWiring &read_ahead, ListingPrefetch &listings);
+
+	//! Opens `file`; with `fast` (opened only for reading, parallel reads on) with sub-reads and read-ahead readied.
+	//! Null when the wrapped filesystem returns none (a missing file with FILE_FLAGS_NULL_IF_NOT_EXISTS).
+	duckdb::unique_ptr<ReadHandle> Open(const duckdb::OpenFileInfo &file, duckdb::FileOpenFlags flags,
+	                                    duckdb::optional_ptr<duckdb::FileOpener> opener, const IoSettings &settings,
+	                                    bool fast);
+
+private:
+	//! A handle at the version the store looked up (az:// blobs); nullptr when it is not known.
+	duckdb::unique_ptr<ReadHandle> OpenLookedUp(const std::string &path, duckdb::FileOpenFlags flags,
+	                                            duckdb::optional_ptr<duckdb::FileOpener> opener,
+	                                            const IoSettings &settings);
+	//! A handle at the version a GET of the file's tail reported (s3:// Parquet files at their first open in a
+	//! query), its footer remembered from those bytes; nullptr when the store could not fetch it, or when a catalog
+	//! named the file with another size (`catalog_size`, 0 for none).
+	duckdb::unique_ptr<ReadHandle> OpenFromTail(const std::string &path, duckdb::FileOpenFlags flags,
+	                                            duckdb::optional_ptr<duckdb::FileOpener> opener,
+	                                            const IoSettings &settings, uint64_t catalog_size);
+	//! Completes `tail`, the end of an Iceberg manifest list larger than the tail GET, with the list's first bytes
+	//! (one range GET at the tail's version) when the whole list fits in a remembered footer; the iceberg extension
+	//! reads it from its start at once, and its manifests are fetched from the whole. Leaves `tail` as it was when the
+	//! list is larger or the GET fails (the open goes on; the list is read as without httpfs2).
+	void CompleteManifestList(const std::string &path, duckdb::optional_ptr<duckdb::FileOpener> opener,
+	                          ObjectTail &tail);
+	//! A handle at `version`, whose inner handle opens when first needed; `opener` must have a client context.
+	duckdb::unique_ptr<ReadHandle> OpenAtKnownVersion(const std::string &path, duckdb::FileOpenFlags flags,
+	                                                  duckdb::optional_ptr<duckdb::FileOpener> opener,
+	                                                  const IoSettings &settings, const ObjectVersion &version);
+	//! The wrapped filesystem's open, timed for the cost model when it was a request: `size_given` says the opener
+	//! gave the size, so httpfs made none.
+	duckdb::unique_ptr<ReadHandle> OpenInner(const duckdb::OpenFileInfo &file, duckdb::FileOpenFlags flags,
+	                                         duckdb::optional_ptr<duckdb::FileOpener> opener,
+	                                         const IoSettings &settings, bool size_given);
+	//! Prepares the handles sub-reads run on, or leaves the handle unable to split when the file is too small.
+	void PrepareSubReads(ReadHandle &handle, duckdb::optional_ptr<duckdb::FileOpener> opener);
+
+	duckdb::FileSystem &wrapper;
+	duckdb::FileSystem &inner;
+	ExtensionState &state;
+	IoStats &stats;
+	RemoteStore &store;
+	InnerOpens &opens;
+	ReadAheadWiring &read_ahead;
+	ListingPrefetch &listings;
+};
+
+} // namespace httpfs2
