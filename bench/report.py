@@ -10,6 +10,9 @@ RESULTS are results.csv files or the folders holding them; the files of the harn
   azure     bench/report_azure.py      per profile, the seed's steps for each path, beside the seed's figures
   table     bench/report_tables.py     per table scan, each configuration: seconds, requests, read-ahead; Delta's log
   peer      bench/report_peers.py      DuckDB beside the AWS CRT client and obstore: MiB/s, CPU, connections
+When RESULTS hold a run of the demo suite (scripts/demo.sh), bench/report_demo.py prints a short table instead (native,
+httpfs2 and local seconds and the speed-up per workload, the writes given beside it too) and writes these tables to
+report.md and a plot to demo.png in that run's folder, naming both. What the modules share is bench/report_common.py.
 """
 
 import argparse
@@ -19,22 +22,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # bench/summarize.py runs as a script too
 
+from bench import (  # noqa: E402
+    report_azure,
+    report_blob,
+    report_demo,
+    report_peers,
+    report_tables,
+    report_workloads,
+    report_writes,
+)
+from bench.report_common import build_lines  # noqa: E402
 from bench.results import files, load  # noqa: E402
-
-
-def table(headers, rows) -> str:
-    cells = [list(map(str, headers))] + [[str(c) for c in row] for row in rows]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
-    lines = ["| " + " | ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) + " |" for row in cells]
-    lines.insert(1, "|" + "|".join("-" * (w + 2) for w in widths) + "|")
-    return "\n".join(lines)
-
-
-def rig_cpu(row):
-    """versitygw's and toxiproxy's CPU seconds during a row's run (on the cores the client runs on); None when the
-    row did not measure them."""
-    parts = [row.get("server_cpu_s"), row.get("proxy_cpu_s")]
-    return sum(parts) if all(isinstance(p, float) for p in parts) else None
 
 
 def metas(paths) -> list:
@@ -42,27 +40,8 @@ def metas(paths) -> list:
     return [json.loads(m.read_text()) for m in found if m.exists()]
 
 
-def build_lines(all_metas) -> list:
-    """Which httpfs2 build each results file measured."""
-    lines = []
-    for m in all_metas:
-        sha = m.get("extension_sha256")
-        lines.append(
-            f"httpfs2 build: commit {m.get('commit', '?')[:10]}"
-            f"{' + uncommitted src/ changes' if m.get('src_modified') else ''}, "
-            f"extension sha256 {sha[:12] if sha else 'none (not built)'}; started {m.get('started')}"
-        )
-    return lines + [""] if lines else []
-
-
-def main(argv=None):
-    from bench import report_azure, report_blob, report_peers, report_tables, report_workloads, report_writes
-
-    parser = argparse.ArgumentParser(prog="python -m bench report", description=__doc__.splitlines()[0])
-    parser.add_argument("results", nargs="+", help="results.csv files or their folders")
-    parser.add_argument("--compare", action="store_true", help="blob sweeps: httpfs2 vs native in detail")
-    args = parser.parse_args(argv)
-    rows, all_metas = load(args.results), metas(args.results)
+def full_report(rows, all_metas, compare: bool) -> str:
+    """Every table of the rows, by kind in the order of this module's docstring."""
     by_kind = {}
     for row in rows:
         by_kind.setdefault(row["kind"], []).append(row)
@@ -71,7 +50,7 @@ def main(argv=None):
         notes = list(dict.fromkeys(n for m in all_metas for n in m.get("notes", [])))
         out += build_lines(all_metas) + report_workloads.summarize(by_kind["workload"], notes)
     if "blob" in by_kind:
-        out.append(report_blob.summarize(by_kind["blob"], args.compare))
+        out.append(report_blob.summarize(by_kind["blob"], compare))
     if "write" in by_kind:
         cpus = next((m["cpus"] for m in all_metas if m.get("cpus")), None)
         out.append(report_writes.summarize(by_kind["write"], cpus))
@@ -81,7 +60,21 @@ def main(argv=None):
         out += build_lines(all_metas) + report_peers.summarize(by_kind["peer"])
     if "azure" in by_kind:
         out.append(report_azure.summarize(by_kind["azure"], all_metas[0] if all_metas else {}))
-    print("\n".join(out))
+    return "\n".join(out)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m bench report", description=__doc__.splitlines()[0])
+    parser.add_argument("results", nargs="+", help="results.csv files or their folders")
+    parser.add_argument("--compare", action="store_true", help="blob sweeps: httpfs2 vs native in detail")
+    args = parser.parse_args(argv)
+    rows, all_metas = load(args.results), metas(args.results)
+    report = full_report(rows, all_metas, args.compare)
+    folder = report_demo.folder(args.results)
+    if folder is None:
+        print(report)
+    else:  # the demo's: a short table, the full report and a plot in its results folder
+        print(report_demo.summarize(rows, all_metas, report, folder))
 
 
 if __name__ == "__main__":

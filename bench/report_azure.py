@@ -5,7 +5,7 @@ server's CPU."""
 import statistics
 
 from bench.azure_matrix import SEED, STEP_TITLES, STEPS
-from bench.report import table
+from bench.report_common import table
 
 TRAFFIC_STEPS = ("write_single", "write_part", "cold", "warm", "warm_aged", "selective", "glob")
 

@@ -4,7 +4,7 @@ the CPU goes.
 """
 
 from bench.aggregate import ceilings, points
-from bench.report import table
+from bench.report_common import table
 
 
 def where(path, latency_ms) -> str:

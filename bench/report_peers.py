@@ -2,9 +2,8 @@
 beside the AWS CRT client and obstore moving the same bytes: p50 seconds, MiB/s, CPU, requests and connections.
 """
 
-from bench.report import rig_cpu, table
+from bench.report_common import fmt, p50, rig_cpu, table
 from bench.report_tables import USAGE_HEADERS, profile_text, usage_cells
-from bench.report_workloads import _fmt, _p50
 
 MiB = 1 << 20
 
@@ -29,8 +28,8 @@ def body(rows) -> list:
     out = []
     for (workload, _, threads, config), runs in points.items():
         native = _native(points, workload, runs[0]["profile"], threads)
-        seconds, native_s = _p50(runs, "wall_s"), _p50(native, "wall_s")
-        moved = _p50([dict(r, moved=_moved(r)) for r in runs], "moved")
+        seconds, native_s = p50(runs, "wall_s"), p50(native, "wall_s")
+        moved = p50([dict(r, moved=_moved(r)) for r in runs], "moved")
         out.append(
             [
                 workload,
@@ -39,11 +38,11 @@ def body(rows) -> list:
                 config,
                 runs[0]["client"],
                 len(runs),
-                _fmt(seconds, ".2f"),
-                _fmt(moved / MiB / seconds if moved and seconds else None, ".0f"),
-                _fmt(native_s / seconds if native_s and seconds else None, ".2f", "x"),
-                *usage_cells(runs, _fmt(_p50(runs, "requests"), ".0f")),
-                _fmt(_p50([dict(r, rig=rig_cpu(r)) for r in runs if rig_cpu(r) is not None], "rig"), ".2f"),
+                fmt(seconds, ".2f"),
+                fmt(moved / MiB / seconds if moved and seconds else None, ".0f"),
+                fmt(native_s / seconds if native_s and seconds else None, ".2f", "x"),
+                *usage_cells(runs, fmt(p50(runs, "requests"), ".0f")),
+                fmt(p50([dict(r, rig=rig_cpu(r)) for r in runs if rig_cpu(r) is not None], "rig"), ".2f"),
             ]
         )
     return out

@@ -5,8 +5,8 @@ read-ahead and version requests; Delta's share of time in delta-kernel's log rea
 
 import json
 
-from bench.report import table
-from bench.report_workloads import _fmt, _groups, _p50, tpch_rows
+from bench.report_common import fmt, p50, table
+from bench.report_workloads import config_groups, tpch_rows
 
 MB = 1e6
 KB_PER_MIB = (1 << 20) / 1000
@@ -27,7 +27,7 @@ def h2_p50(rows, name):
 
 
 def _requests(rows) -> str:
-    parts = [_p50(rows, c) for c in ("get_requests", "head_requests", "list_requests")]
+    parts = [p50(rows, c) for c in ("get_requests", "head_requests", "list_requests")]
     return "" if parts[0] is None else "/".join(f"{p:.0f}" for p in parts)
 
 
@@ -39,21 +39,21 @@ def usage_cells(runs, requests: str) -> list:
     """p50 of the client's CPU, then `requests` as given, connections to the proxy (distinct, most open at once) and
     httpfs2's read-ahead and version requests."""
     return [
-        _fmt(_p50(runs, "client_cpu_s"), ".2f"),
+        fmt(p50(runs, "client_cpu_s"), ".2f"),
         requests,
-        _fmt(_p50(runs, "connections"), ".0f"),
-        _fmt(_p50(runs, "connections_peak"), ".0f"),
-        _fmt(h2_p50(runs, "read_ahead_requests"), ".0f"),
-        _fmt(h2_p50(runs, "version_requests"), ".0f"),
+        fmt(p50(runs, "connections"), ".0f"),
+        fmt(p50(runs, "connections_peak"), ".0f"),
+        fmt(h2_p50(runs, "read_ahead_requests"), ".0f"),
+        fmt(h2_p50(runs, "version_requests"), ".0f"),
     ]
 
 
 def comparison_rows(rows) -> list:
     out = []
-    for (workload, _, _, client, threads), by_config in _groups(rows).items():
-        native_s = _p50(by_config.get("native", []), "wall_s")
+    for (workload, _, _, client, threads), by_config in config_groups(rows).items():
+        native_s = p50(by_config.get("native", []), "wall_s")
         for config, runs in by_config.items():
-            seconds, fetched = _p50(runs, "wall_s"), _p50(runs, "fetched_bytes")
+            seconds, fetched = p50(runs, "wall_s"), p50(runs, "fetched_bytes")
             out.append(
                 [
                     workload,
@@ -62,9 +62,9 @@ def comparison_rows(rows) -> list:
                     client,
                     config,
                     len(runs),
-                    _fmt(seconds, ".2f"),
-                    _fmt(native_s / seconds if native_s and seconds else None, ".2f", "x"),
-                    _fmt(fetched / MB / seconds if fetched and seconds else None, ".0f"),
+                    fmt(seconds, ".2f"),
+                    fmt(native_s / seconds if native_s and seconds else None, ".2f", "x"),
+                    fmt(fetched / MB / seconds if fetched and seconds else None, ".0f"),
                     *usage_cells(runs, _requests(runs) if config != "local" else ""),
                 ]
             )
@@ -78,7 +78,7 @@ HEADERS += ["native / this", "MB/s", *USAGE_HEADERS]
 def delta_log_lines(rows) -> list:
     """How much of a delta_scan is delta-kernel reading _delta_log (the `delta log` scan reads the log alone)."""
     lines = []
-    for (workload, _, _, client, threads), by_config in _groups(rows).items():
+    for (workload, _, _, client, threads), by_config in config_groups(rows).items():
         if workload != "delta log":
             continue
         for config, runs in by_config.items():
@@ -88,7 +88,7 @@ def delta_log_lines(rows) -> list:
                 if (r["workload"], r["profile"], r["client"], r["duckdb_threads"], r["config"])
                 == ("delta", runs[0]["profile"], client, threads, config)
             ]
-            log_s, scan_s = _p50(runs, "wall_s"), _p50(scans, "wall_s")
+            log_s, scan_s = p50(runs, "wall_s"), p50(scans, "wall_s")
             if log_s and scan_s:
                 lines.append(
                     f"- {profile_text(runs[0])}, threads {threads:g}, {config}: the log alone {log_s:.2f} s of "

@@ -5,20 +5,11 @@ configuration (p50 over repeats) with issue 9's targets beside the measured rati
 import json
 from statistics import median
 
-from bench.report import table
+from bench.report_common import fmt, p50, table
 from bench.workloads import bytes_target, cpu_target, speed_target
 
 MiB = 1 << 20
 GROUP = ("workload", "profile", "file_cache", "client", "duckdb_threads")
-
-
-def _p50(rows, column):
-    values = [r[column] for r in rows if r.get(column) not in ("", None)]
-    return median(values) if values else None
-
-
-def _fmt(value, spec, suffix="") -> str:
-    return "" if value is None else format(value, spec) + suffix
 
 
 def _where(row) -> str:
@@ -47,7 +38,7 @@ def _rig_cpu(rows):
     return median(values) if values else None
 
 
-def _groups(rows) -> dict:
+def config_groups(rows) -> dict:
     """(workload, profile, file_cache, client, threads) -> {config: [rows]}, in the order first measured."""
     groups = {}
     for row in rows:
@@ -57,20 +48,20 @@ def _groups(rows) -> dict:
 
 def comparison_rows(rows) -> list:
     out = []
-    for key, by_config in _groups(rows).items():
+    for key, by_config in config_groups(rows).items():
         workload, profile, file_cache, client, threads = key
         native = by_config.get("native", [])
-        n_s, n_cpu = _p50(native, "wall_s"), _p50(native, "client_cpu_s")
-        n_req, n_bytes = _p50(native, "requests"), _p50(native, "fetched_bytes")
-        local_s = _p50(by_config.get("local", []), "wall_s")
+        n_s, n_cpu = p50(native, "wall_s"), p50(native, "client_cpu_s")
+        n_req, n_bytes = p50(native, "requests"), p50(native, "fetched_bytes")
+        local_s = p50(by_config.get("local", []), "wall_s")
         others = [c for c in by_config if c not in ("native", "local")] or [None]
         for config in others:
             h = by_config.get(config, [])
-            h_s, h_bytes, h_cpu = _p50(h, "wall_s"), _p50(h, "fetched_bytes"), _p50(h, "client_cpu_s")
+            h_s, h_bytes, h_cpu = p50(h, "wall_s"), p50(h, "fetched_bytes"), p50(h, "client_cpu_s")
             ratio = n_s / h_s if n_s and h_s else None
             cpu_ratio = h_cpu / n_cpu if n_cpu and h_cpu else None
             bytes_ratio = h_bytes / n_bytes if n_bytes and h_bytes else None
-            peak = _p50(h, "read_ahead_memory_peak")
+            peak = p50(h, "read_ahead_memory_peak")
             out.append(
                 [
                     workload,
@@ -79,23 +70,23 @@ def comparison_rows(rows) -> list:
                     client,
                     config or "-",
                     f"{len(native)}/{len(h)}",
-                    _fmt(n_s, ".2f"),
-                    _fmt(h_s, ".2f"),
-                    _fmt(local_s, ".2f"),
-                    _fmt(ratio, ".2f", "x"),
+                    fmt(n_s, ".2f"),
+                    fmt(h_s, ".2f"),
+                    fmt(local_s, ".2f"),
+                    fmt(ratio, ".2f", "x"),
                     _speed_verdict(ratio, speed_target(profile, workload, file_cache == "True", threads), n_s, local_s),
-                    _fmt(n_cpu, ".2f"),
-                    _fmt(h_cpu, ".2f"),
-                    _fmt(cpu_ratio, ".2f", "x"),
+                    fmt(n_cpu, ".2f"),
+                    fmt(h_cpu, ".2f"),
+                    fmt(cpu_ratio, ".2f", "x"),
                     _verdict(cpu_ratio, cpu_target(profile), False),
-                    _fmt(_rig_cpu(h), ".2f"),
-                    _fmt(n_req, ".0f"),
-                    _fmt(_p50(h, "requests"), ".0f"),
-                    _fmt(n_bytes and n_bytes / MiB, ".1f"),
-                    _fmt(h_bytes and h_bytes / MiB, ".1f"),
-                    _fmt(bytes_ratio, ".2f", "x"),
+                    fmt(_rig_cpu(h), ".2f"),
+                    fmt(n_req, ".0f"),
+                    fmt(p50(h, "requests"), ".0f"),
+                    fmt(n_bytes and n_bytes / MiB, ".1f"),
+                    fmt(h_bytes and h_bytes / MiB, ".1f"),
+                    fmt(bytes_ratio, ".2f", "x"),
                     _verdict(bytes_ratio, bytes_target(profile, workload, threads), False),
-                    _fmt(peak and peak / MiB, ".1f"),
+                    fmt(peak and peak / MiB, ".1f"),
                 ]
             )
     return out

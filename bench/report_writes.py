@@ -11,7 +11,7 @@ httpfs2 / local also counts the rig's share."""
 import json
 import statistics
 
-from bench.report import rig_cpu, table
+from bench.report_common import rig_cpu, table
 
 CONFIGS = ("native", "httpfs2", "local")
 
