@@ -155,7 +155,8 @@ constexpr SettingSpec SETTING_SPECS[] = {
     NumberSetting("httpfs2_write_part_size_bytes",
                   "Largest part of an upload: files written at once share the memory budget, parts follow the "
                   "link below it where the store takes parts of any size, R2 gets parts of one size (S3 wants at "
-                  "least 5 MiB); an object up to this size is one PUT",
+                  "least 5 MiB); an object that fits in its first part is one PUT (5 MiB until the link's rate "
+                  "is measured, then what it sends in about 0.25 s, up to this size)",
                   SettingScope::SESSION, 16 * MiB, 5 * MiB, GiB, &IoSettings::write_part_size_bytes),
     NumberSetting("httpfs2_write_memory_limit_bytes",
                   "Memory for the part buffers of all uploads of the database; never exceeded: a write waits for "
