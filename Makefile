@@ -1,5 +1,6 @@
 # Entry points over scripts/ (README, "Development"). Every recipe reads nothing from stdin.
-#   make                 build build/httpfs2.duckdb_extension (and the unit tests)
+#   make                 build build/httpfs2.duckdb_extension (and the unit tests), for DuckDB 1.5.5
+#   make DUCKDB_VERSION=2.0.1   the extension for that DuckDB (1.5.6, 2.0.1) into build/v<version>/
 #   make test            format check, unit tests (also under TSan and ASan), integration tests
 #   make demo            the short benchmark, native vs httpfs2
 #   make repository      build/repository/: a DuckDB extension repository (INSTALL httpfs2 FROM '<its path or URL>')
@@ -16,13 +17,14 @@ SHELL := /bin/bash
 .NOTPARALLEL:
 
 BENCH_ARGS ?=
+DUCKDB_VERSION ?= 1.5.5
 DEMO_ARGS ?=
 TEST_ARGS ?=
 
 .PHONY: build test demo bench repository wheel format format-check clean
 
 build:
-	bash scripts/build.sh </dev/null
+	DUCKDB_VERSION=$(DUCKDB_VERSION) bash scripts/build.sh </dev/null
 
 test:
 	bash scripts/test.sh $(TEST_ARGS) </dev/null

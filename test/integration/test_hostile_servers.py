@@ -217,7 +217,7 @@ def test_a_body_that_never_comes_fails_as_soon_as_natively(request, connect, rig
 def test_a_tail_get_that_stalls_costs_at_most_a_few_seconds(request, connect, rig, data, hostile_s3, impl, client):
     """A server that never answers a suffix range (`bytes=-N`: httpfs never asks one, httpfs2's first open of a
     parquet file does): the answer is right, and with httpfs's default http_timeout (30 s) httpfs2 does not wait for
-    it: the whole query stays under 5 s, at most 3 s more than natively. The proxy closes a stalled GET after 8 s."""
+    it: the whole query stays under 5 s, at most 3.5 s more than natively. The proxy closes a stalled GET after 8 s."""
     sql = PARQUET_COUNT_SQL.format(url=rig.url(PREFIX + "data.parquet"))
     expected = data.answer(PARQUET_COUNT_SQL, "data.parquet")
     outcomes, seconds, stalls = natively_and_with(impl, connect, client, hostile_s3, "stall_tail", sql, 45, 8.0)
@@ -232,7 +232,9 @@ def test_a_tail_get_that_stalls_costs_at_most_a_few_seconds(request, connect, ri
         assert outcome.error is None, f"{name}: {outcome.text()}"
         assert outcome.rows == expected, f"{name}: wrong answer"
     assert seconds[impl] < 5, f"httpfs2 waited for a tail that never came: {seconds} ({stalls} stalled tails)"
-    assert seconds[impl] <= seconds["native"] + 3, seconds
+    # The tail's own deadline (2 s, S3Tails) and the reads after it: under AddressSanitizer on a loaded 2-core
+    # machine those reads took up to 1.1 s.
+    assert seconds[impl] <= seconds["native"] + 3.5, seconds
 
 
 @pytest.mark.parametrize("impl", sorted(IMPLS))

@@ -80,13 +80,15 @@ void RegisterReadRangeFunction(ExtensionLoader &loader) {
 	for (auto &range : vector<LogicalType> {LogicalType::BIGINT, LogicalType::LIST(LogicalType::BIGINT)}) {
 		auto returns = range.id() == LogicalTypeId::LIST ? LogicalType::LIST(LogicalType::BLOB) : LogicalType::BLOB;
 		vector<LogicalType> arguments = {LogicalType::VARCHAR, range, range};
-		set.AddFunction(ScalarFunction(arguments, returns, ReadRangeFunction));
-		arguments.push_back(LogicalType::BOOLEAN);
-		set.AddFunction(ScalarFunction(arguments, returns, ReadRangeFunction));
-	}
-	for (auto &function : set.functions) {
-		// Reads the file anew each call: never fold or deduplicate it.
-		function.SetVolatile();
+		for (bool sequential : {false, true}) {
+			if (sequential) {
+				arguments.push_back(LogicalType::BOOLEAN);
+			}
+			ScalarFunction function(arguments, returns, ReadRangeFunction);
+			// Reads the file anew each call: never fold or deduplicate it.
+			function.SetVolatile();
+			set.AddFunction(function);
+		}
 	}
 	loader.RegisterFunction(set);
 }

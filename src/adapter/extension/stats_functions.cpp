@@ -1,5 +1,7 @@
 #include "adapter/extension/stats_functions.hpp"
 
+#include "adapter/compat/duckdb_api.hpp"
+
 #include "adapter/common/extension_state.hpp"
 #include "duckdb/function/table_function.hpp"
 #include "duckdb/main/client_context.hpp"
@@ -93,7 +95,7 @@ vector<Value> StatsRow(const string &name, const IoStatsSnapshot &stats, const E
 }
 
 unique_ptr<FunctionData> StatsBind(ClientContext &, TableFunctionBindInput &, vector<LogicalType> &return_types,
-                                   vector<string> &names) {
+                                   vector<compat::ColumnName> &names) {
 	names.emplace_back("filesystem");
 	return_types.push_back(LogicalType::VARCHAR);
 	for (auto &spec : COUNTER_SPECS) {
@@ -117,7 +119,7 @@ unique_ptr<GlobalTableFunctionState> StatsInit(ClientContext &context, TableFunc
 }
 
 unique_ptr<FunctionData> ResetBind(ClientContext &, TableFunctionBindInput &, vector<LogicalType> &return_types,
-                                   vector<string> &names) {
+                                   vector<compat::ColumnName> &names) {
 	names.emplace_back("success");
 	return_types.push_back(LogicalType::BOOLEAN);
 	return nullptr;

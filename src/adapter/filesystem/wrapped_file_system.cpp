@@ -1,5 +1,6 @@
 #include "adapter/filesystem/wrapped_file_system.hpp"
 
+#include "adapter/compat/duckdb_api.hpp"
 #include "adapter/common/session_settings.hpp"
 #include "duckdb/common/file_opener.hpp"
 #include "duckdb/common/multi_file/multi_file_list.hpp"
@@ -94,7 +95,7 @@ unique_ptr<UploadHandle> WrappedFileSystem::OpenUpload(const string &path, duckd
 		duckdb::weak_ptr<duckdb::ClientContext> connection = context->shared_from_this();
 		options.cancelled = [connection]() {
 			auto alive = connection.lock();
-			return !alive || alive->interrupted.load();
+			return !alive || compat::Interrupted(*alive);
 		};
 	}
 	std::unique_ptr<ObjectUpload> upload(

@@ -20,16 +20,16 @@ bool InternalOpener::Overrides(const std::string &key, Value &result) const {
 	return false;
 }
 
-SettingLookupResult InternalOpener::TryGetCurrentSetting(const std::string &key, Value &result,
+SettingLookupResult InternalOpener::TryGetCurrentSetting(const compat::SettingKey &key, Value &result,
                                                          duckdb::FileOpenerInfo &info) {
-	if (Overrides(key, result)) {
+	if (Overrides(compat::KeyName(key), result)) {
 		return SettingLookupResult(duckdb::SettingScope::LOCAL);
 	}
 	return connection.TryGetCurrentSetting(key, result, info);
 }
 
-SettingLookupResult InternalOpener::TryGetCurrentSetting(const std::string &key, Value &result) {
-	if (Overrides(key, result)) {
+SettingLookupResult InternalOpener::TryGetCurrentSetting(const compat::SettingKey &key, Value &result) {
+	if (Overrides(compat::KeyName(key), result)) {
 		return SettingLookupResult(duckdb::SettingScope::LOCAL);
 	}
 	return connection.TryGetCurrentSetting(key, result);

@@ -1,5 +1,6 @@
 #include "adapter/handles/read_handle.hpp"
 
+#include "adapter/compat/duckdb_api.hpp"
 #include "adapter/handles/read_ahead_attachment.hpp"
 #include "core/split/range_planner.hpp"
 
@@ -41,7 +42,7 @@ duckdb::FileCompressionType ReadHandle::GetFileCompressionType() {
 
 bool ReadHandle::Interrupted() const {
 	auto context = client_context.lock();
-	return context && context->interrupted.load();
+	return context && compat::Interrupted(*context);
 }
 
 bool ReadHandle::ShouldSplit(idx_t nr_bytes, idx_t location) const {

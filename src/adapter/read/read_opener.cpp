@@ -1,5 +1,6 @@
 #include "adapter/read/read_opener.hpp"
 
+#include "adapter/compat/duckdb_api.hpp"
 #include "adapter/prefetch/folder_prefetch.hpp"
 #include "adapter/prefetch/manifest_prefetch.hpp"
 #include "adapter/common/query_versions.hpp"
@@ -205,7 +206,7 @@ unique_ptr<ReadHandle> ReadOpener::OpenFromTail(const string &path, duckdb::File
 	auto context = FileOpener::TryGetClientContext(opener);
 	bool interrupted = false; // while waiting for a fetch of the path
 	auto give_up = [&]() {
-		return interrupted = context && context->interrupted.load();
+		return interrupted = context && compat::Interrupted(*context);
 	};
 	ObjectVersion known;
 	bool found = query && query->Find(path, known, give_up);

@@ -1,5 +1,6 @@
 #include "adapter/upload/statement_uploads.hpp"
 
+#include "adapter/compat/duckdb_api.hpp"
 #include "adapter/common/error_context.hpp"
 #include "duckdb/catalog/catalog.hpp"
 #include "duckdb/common/exception.hpp"
@@ -43,7 +44,7 @@ std::vector<StatementUploads::Pending> StatementUploads::Take() {
 void StatementUploads::TransactionCommit(duckdb::MetaTransaction &, duckdb::ClientContext &context) {
 	auto uploads = Take();
 	auto interrupted = [&context] {
-		return context.interrupted.load();
+		return compat::Interrupted(context);
 	};
 	std::exception_ptr first_failure;
 	std::string failed_path;

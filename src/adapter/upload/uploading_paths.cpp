@@ -1,5 +1,6 @@
 #include "adapter/upload/uploading_paths.hpp"
 
+#include "adapter/compat/duckdb_api.hpp"
 #include "duckdb/common/exception.hpp"
 #include "duckdb/main/client_context.hpp"
 
@@ -68,7 +69,7 @@ std::function<bool()> Interrupted(duckdb::optional_ptr<duckdb::FileOpener> opene
 		return nullptr;
 	}
 	return [context] {
-		return context->interrupted.load();
+		return compat::Interrupted(*context);
 	};
 }
 } // namespace

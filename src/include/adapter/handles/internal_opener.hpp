@@ -14,6 +14,7 @@
 
 #pragma once
 
+#include "adapter/compat/duckdb_api.hpp"
 #include "duckdb/common/file_opener.hpp"
 
 #include <exception>
@@ -32,9 +33,9 @@ public:
 	    : connection(connection), download(download) {
 	}
 
-	duckdb::SettingLookupResult TryGetCurrentSetting(const std::string &key, duckdb::Value &result,
+	duckdb::SettingLookupResult TryGetCurrentSetting(const compat::SettingKey &key, duckdb::Value &result,
 	                                                 duckdb::FileOpenerInfo &info) override;
-	duckdb::SettingLookupResult TryGetCurrentSetting(const std::string &key, duckdb::Value &result) override;
+	duckdb::SettingLookupResult TryGetCurrentSetting(const compat::SettingKey &key, duckdb::Value &result) override;
 	duckdb::optional_ptr<duckdb::ClientContext> TryGetClientContext() override {
 		return connection.TryGetClientContext();
 	}
