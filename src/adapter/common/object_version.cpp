@@ -84,4 +84,12 @@ bool VersionOfRangeAnswer(const duckdb::HTTPResponse &response, ObjectVersion &v
 	return true;
 }
 
+RangeAnswer RangeAnswerOf(const duckdb::HTTPResponse &response) {
+	auto header = [&response](const char *name) {
+		return response.HasHeader(name) ? response.GetHeaderValue(name) : std::string();
+	};
+	return {static_cast<int>(response.status), header("Content-Range"), header("Content-Length"), header("ETag"),
+	        header("Last-Modified"),           header("Date")};
+}
+
 } // namespace httpfs2

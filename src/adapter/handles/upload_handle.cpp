@@ -4,9 +4,6 @@
 
 namespace httpfs2 {
 
-using duckdb::FileHandle;
-using duckdb::idx_t;
-
 UploadHandle::UploadHandle(duckdb::FileSystem &wrapper, const std::string &path, duckdb::FileOpenFlags flags,
                            std::unique_ptr<ObjectUpload> upload_p, std::shared_ptr<IoStats> stats_p,
                            std::unique_ptr<UploadingPaths::Mark> uploading_p,

@@ -119,22 +119,20 @@ unique_ptr<ReadHandle> ReadOpener::Open(const duckdb::OpenFileInfo &file, duckdb
 		handle->client_context = context->shared_from_this();
 	}
 	auto version = InnerOpens::VersionOf(*handle);
+	if (handle->whole_at_open) {
+		// Read whole from its first read (OpenFromTail): no sub-reads, range GETs or read-ahead.
+		PrepareWholeObject(*handle, version);
+		return handle;
+	}
 	PrepareSubReads(*handle, opener);
 	if (store.ChecksRanges() && (handle->CanSplit() || settings.ReadAheadActive())) {
 		// A version the store gave with an exact range (a tail GET) says the store serves ranges.
 		handle->range_reader =
 		    store.RangeReaderFor(handle->path, version, opener, handle->version_known && store.VersionsConfirmRanges());
-	}
-	if ((handle->range_reader || handle->whole_at_open) && context) {
-		// Where the store's range answers are declined for other bytes than asked (ReadFallback::WHOLE_OBJECT), or
-		// cannot prove a version from the first (whole_at_open).
-		handle->file_size = version.size;
-		handle->whole_object = duckdb::make_uniq<LazyHandle>(
-		    opens.Deferred(InnerOpens::OpenInfo(handle->path, version), duckdb::FileFlags::FILE_FLAGS_READ,
-		                   context->shared_from_this(), version, InnerOpener::WHOLE_OBJECT));
-	}
-	if (handle->whole_at_open) {
-		return handle;
+		if (handle->range_reader) {
+			// For when the store's range answers are declined for other bytes than asked (ReadFallback::WHOLE_OBJECT).
+			PrepareWholeObject(*handle, version);
+		}
 	}
 	if (!handle->range_reader && !version.NamesBytes()) {
 		// Pieces and fetches would run on httpfs's handles, which check an answer's ETag only where both sides have
@@ -296,6 +294,16 @@ unique_ptr<ReadHandle> ReadOpener::OpenAtKnownVersion(const string &path, duckdb
 	handle->version_handle =
 	    duckdb::make_uniq<LazyHandle>(LazyHandle::SharedOpener([this, &opened]() { return opens.SharedFor(opened); }));
 	return handle;
+}
+
+void ReadOpener::PrepareWholeObject(ReadHandle &handle, const ObjectVersion &version) {
+	if (handle.client_context.expired()) {
+		return; // no connection to open it with later: read as httpfs alone reads it
+	}
+	handle.file_size = version.size;
+	handle.whole_object = duckdb::make_uniq<LazyHandle>(
+	    opens.Deferred(InnerOpens::OpenInfo(handle.path, version), duckdb::FileFlags::FILE_FLAGS_READ,
+	                   handle.client_context, version, InnerOpener::WHOLE_OBJECT));
 }
 
 void ReadOpener::PrepareSubReads(ReadHandle &handle, optional_ptr<FileOpener> opener) {

@@ -162,12 +162,7 @@ void CheckedRangeReader::Send(const ByteRange &range, char *destination, Attempt
 		    attempt.answered = true;
 		    attempt.received = 0;
 		    attempt.error_body.clear();
-		    auto header = [&response](const char *name) {
-			    return response.HasHeader(name) ? response.GetHeaderValue(name) : string();
-		    };
-		    attempt.answer = {static_cast<int>(response.status), header("Content-Range"),
-		                      header("Content-Length"),          header("ETag"),
-		                      header("Last-Modified"),           header("Date")};
+		    attempt.answer = RangeAnswerOf(response);
 		    // A client that lost the connection (curl) still reports the answer it got so far: a failure to retry.
 		    attempt.verdict = response.HasRequestError() ? RangeVerdict::NOT_SUCCESS
 		                                                 : CheckAndAdopt(range, attempt.answer, attempt.why);

@@ -23,15 +23,8 @@ static bool TailFromResponse(const duckdb::HTTPResponse &response, string body, 
 		return false;
 	}
 	tail.bytes = std::move(body);
-	auto header = [&response](const char *name) {
-		return response.HasHeader(name) ? response.GetHeaderValue(name) : string();
-	};
-	RangeAnswer answer;
-	answer.etag = header("ETag");
-	answer.last_modified = header("Last-Modified");
-	answer.date = header("Date");
 	string why;
-	tail.names_version = NamesItsVersion(answer, why);
+	tail.names_version = NamesItsVersion(RangeAnswerOf(response), why);
 	// An ETag that names the bytes lets the footer serve later queries; without one, it serves the query's opens alone
 	// (VersionKey::scope). Any other ETag (weak, made of size and time) is left to the HEAD.
 	return tail.version.etag.empty() || tail.version.IsContentHash();

@@ -50,11 +50,16 @@ static bool SameVersion(const ExpectedVersion &expected, const RangeAnswer &answ
 	return true;
 }
 
+//! What an answer without a strong ETag has of one, for `why`.
+static std::string EtagLacking(const RangeAnswer &answer) {
+	return answer.etag.empty() ? std::string("no ETag") : "the weak ETag " + answer.etag;
+}
+
 bool NamesItsVersion(const RangeAnswer &answer, std::string &why) {
 	if (IsStrongEtag(answer.etag)) {
 		return true;
 	}
-	auto etag = answer.etag.empty() ? std::string("no ETag") : "the weak ETag " + answer.etag;
+	auto etag = EtagLacking(answer);
 	std::time_t modified, made;
 	if (!ParseHttpDate(answer.last_modified, modified)) {
 		why = etag + " and no Last-Modified";
@@ -72,8 +77,7 @@ bool NamesItsVersion(const RangeAnswer &answer, std::string &why) {
 //! nothing of a version that has one.
 static bool ProvesVersion(const ExpectedVersion &expected, const RangeAnswer &answer, std::string &why) {
 	if (IsStrongEtag(expected.etag) && !IsStrongEtag(answer.etag)) {
-		why = (answer.etag.empty() ? std::string("no ETag") : "the weak ETag " + answer.etag) +
-		      " where the version read has " + expected.etag;
+		why = EtagLacking(answer) + " where the version read has " + expected.etag;
 		return false;
 	}
 	return NamesItsVersion(answer, why);

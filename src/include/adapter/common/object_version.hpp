@@ -10,6 +10,7 @@
 #pragma once
 
 #include "core/read_ahead/version_key.hpp"
+#include "core/requests/range_answer.hpp"
 #include "core/split/range_planner.hpp"
 #include "duckdb/common/file_opener.hpp"
 #include "duckdb/common/types/timestamp.hpp"
@@ -37,7 +38,7 @@ struct ObjectVersion {
 	}
 	//! The ETag is strong, so it names the bytes; a weak one (W/"...") promises equivalent content only.
 	bool NamesBytes() const {
-		return Recognizable() && etag.compare(0, 2, "W/") != 0;
+		return IsStrongEtag(etag);
 	}
 	//! The ETag has the form of S3's: the hex MD5 of the bytes, or of the parts' MD5s with "-<parts>" (so it is strong:
 	//! NamesBytes). A gateway that makes its ETags of size and modification time gives another form.
@@ -88,5 +89,8 @@ VersionKey KeyOf(const std::string &path, const ObjectVersion &version,
 //! missing or malformed; what else makes the answer usable (the range reaching the end, the body's length, a strong
 //! ETag) is each caller's to check.
 bool VersionOfRangeAnswer(const duckdb::HTTPResponse &response, ObjectVersion &version, ByteRange &range);
+
+//! What the range checks read of `response` (core/requests/range_answer): its status and headers, absent ones empty.
+RangeAnswer RangeAnswerOf(const duckdb::HTTPResponse &response);
 
 } // namespace httpfs2

@@ -62,6 +62,9 @@ private:
 	duckdb::unique_ptr<ReadHandle> OpenInner(const duckdb::OpenFileInfo &file, duckdb::FileOpenFlags flags,
 	                                         duckdb::optional_ptr<duckdb::FileOpener> opener,
 	                                         const IoSettings &settings, bool size_given);
+	//! Gives `handle` its whole-object handle (ReadHandle::whole_object), opened on first need; none without a
+	//! connection to open it with.
+	void PrepareWholeObject(ReadHandle &handle, const ObjectVersion &version);
 	//! Prepares the handles sub-reads run on, or leaves the handle unable to split when the file is too small.
 	void PrepareSubReads(ReadHandle &handle, duckdb::optional_ptr<duckdb::FileOpener> opener);
 
