@@ -72,6 +72,16 @@ def workloads(rig, tmp_path_factory):
     assert len(parquets[0]) == len(parquets[1])
     made["parquet"] = single("data.parquet", PARQUET_SQL, parquets)
 
+    # The Parquet file named by a glob that matches it alone: opened at the listing's version (its ETag), not from a
+    # tail GET; each row group is then a read of its own.
+    made["listed"] = Workload(
+        "listed",
+        PARQUET_SQL,
+        "listed/*.parquet",
+        parquets,
+        made["parquet"].answers,
+        VERSIONS_PREFIX + "listed/p.parquet",
+    )
     # A glob of GLOB_FILES files, the second of which is replaced.
     others = [parquet_version(folder / f"g{seed}.parquet", seed) for seed in range(2, 2 + GLOB_FILES)]
     glob_answers = []
@@ -103,7 +113,7 @@ def second_version(workload: Workload) -> bytes:
 @pytest.mark.parametrize("client", CLIENTS)
 @pytest.mark.parametrize("threads", [1, 4])
 @pytest.mark.parametrize("replaced_before_get", [2, 5])
-@pytest.mark.parametrize("name", ["blob", "csv", "parquet", "glob"])
+@pytest.mark.parametrize("name", ["blob", "csv", "parquet", "listed", "glob"])
 def test_an_object_replaced_behind_answers_that_cannot_tell_is_read_at_one_version(
     request, connect, rig, hostile_s3, workloads, name, replaced_before_get, threads, client
 ):

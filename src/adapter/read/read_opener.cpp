@@ -15,8 +15,6 @@
 
 namespace httpfs2 {
 
-constexpr uint64_t ReadOpener::MAX_WHOLE_AT_OPEN_BYTES;
-
 using duckdb::FileOpener;
 using duckdb::idx_t;
 using duckdb::optional_ptr;
@@ -240,7 +238,7 @@ unique_ptr<ReadHandle> ReadOpener::OpenFromTail(const string &path, duckdb::File
 		// Its bytes would be joined to later answers that could be of another version looking the same: a small object
 		// is read whole from its first read (one GET, one version), a larger one as httpfs alone reads it.
 		stats.Add(Counter::RANGE_ANSWERS_UNPROVEN);
-		if (tail.version.size > MAX_WHOLE_AT_OPEN_BYTES) {
+		if (tail.version.size > CheckedRangeReader::MAX_WHOLE_OBJECT_BYTES) {
 			return nullptr;
 		}
 		auto handle = OpenAtKnownVersion(path, flags, opener, settings, tail.version);

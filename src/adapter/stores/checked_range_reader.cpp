@@ -15,6 +15,7 @@ namespace httpfs2 {
 
 constexpr size_t RangedPaths::MAX_PATHS;
 constexpr uint64_t CheckedRangeReader::PROBE_BYTES;
+constexpr uint64_t CheckedRangeReader::MAX_WHOLE_OBJECT_BYTES;
 
 using duckdb::FileOpener;
 using duckdb::optional_ptr;
@@ -249,8 +250,10 @@ void CheckedRangeReader::ReadWithRetries(const ByteRange &range, char *destinati
 			// A server that answers so does it again; its answer to a GET without Range is the object.
 			Decline(ReadFallback::WHOLE_OBJECT, Counter::RANGE_ANSWERS_REFUSED);
 		case RangeVerdict::UNPROVEN:
-			// Each read then one request of httpfs's, as httpfs alone makes it: never pieces of two versions.
-			Decline(ReadFallback::WRAPPED, Counter::RANGE_ANSWERS_UNPROVEN);
+			// Never pieces of two versions: one GET of the whole object is one. httpfs's own reads would each be a
+			// request (a Parquet file's row groups, answered around a replacement, could come from both versions).
+			Decline(Expected().size <= MAX_WHOLE_OBJECT_BYTES ? ReadFallback::WHOLE_OBJECT : ReadFallback::WRAPPED,
+			        Counter::RANGE_ANSWERS_UNPROVEN);
 		case RangeVerdict::OTHER_VERSION:
 			// Not sent again: a changed object stays changed.
 			stats.Add(Counter::RANGE_ANSWERS_REFUSED);

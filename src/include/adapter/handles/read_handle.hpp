@@ -49,7 +49,7 @@ public:
 	//! With version_known: the version's parallel-access handle shared by all its opens (never closed through
 	//! this one), looked up at first use and then kept; pass-through and split reads run on it.
 	duckdb::unique_ptr<LazyHandle> version_handle;
-	//! File size at open; only meaningful when sub_read_handles or read_ahead is set.
+	//! File size at open; only meaningful when sub_read_handles, range_reader or read_ahead is set.
 	duckdb::idx_t file_size = 0;
 	//! The connection that opened the file: a split read stops starting pieces once its query is interrupted.
 	duckdb::weak_ptr<duckdb::ClientContext> client_context;
@@ -74,6 +74,13 @@ public:
 	bool ReadsDeclined() const {
 		return whole_at_open || ranges_ignored_by_sub_reads ||
 		       (range_reader && range_reader->Fallback() != ReadFallback::NONE);
+	}
+	//! No answer of the file's store proved its version yet: a read goes as one of range_reader's checked GETs, not as
+	//! httpfs's (which checks an ETag only where its answer has one, so reads answered around a replacement without
+	//! one would join two versions), until one did or the answers were declined.
+	bool ChecksFirstAnswers() const {
+		return range_reader && range_reader->Fallback() == ReadFallback::NONE && !range_reader->RangesConfirmed() &&
+		       !whole_at_open && !ranges_ignored_by_sub_reads;
 	}
 	//! The declined file is read from one GET of the whole object (whole_object), not with range requests.
 	bool ReadsWholeObject() const {

@@ -23,10 +23,6 @@ namespace httpfs2 {
 
 class ReadOpener {
 public:
-	//! An object whose tail GET could not prove its version is read from one GET of it whole, held in memory for the
-	//! query as httpfs's full download holds it, up to this size; a larger one is read as httpfs alone reads it.
-	static constexpr uint64_t MAX_WHOLE_AT_OPEN_BYTES = 64 * 1024 * 1024;
-
 	ReadOpener(duckdb::FileSystem &wrapper, duckdb::FileSystem &inner, ExtensionState &state, IoStats &stats,
 	           RemoteStore &store, InnerOpens &opens, ReadAheadWiring &read_ahead, ListingPrefetch &listings);
 

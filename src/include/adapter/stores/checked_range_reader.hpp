@@ -37,10 +37,12 @@ enum class ReadFallback : uint8_t {
 	//! Range answers are used.
 	NONE,
 	//! Through the wrapped filesystem's handles as they are: a server that ignores Range (httpfs's own fallback, a full
-	//! download, runs there), answers that cannot prove their version (each read is then one of httpfs's requests).
+	//! download, runs there); answers that cannot prove their version of an object larger than
+	//! CheckedRangeReader::MAX_WHOLE_OBJECT_BYTES (each read is then one of httpfs's requests, as httpfs alone reads).
 	WRAPPED,
 	//! Through one GET of the whole object without Range (httpfs's full download): a server that answers ranges with
-	//! other bytes than asked, which httpfs's own range reads would take as they come.
+	//! other bytes than asked, which httpfs's own range reads would take as they come; answers that cannot prove their
+	//! version (one GET is one version, where a handle's reads each sent alone could meet two).
 	WHOLE_OBJECT
 };
 
@@ -69,6 +71,10 @@ public:
 	enum class Store : uint8_t { S3, HTTP };
 	//! What the request that finds out whether the server serves ranges asks for: a round trip, little transfer.
 	static constexpr uint64_t PROBE_BYTES = 64 * 1024;
+	//! An object whose answers cannot prove their version is read from one GET of it whole, held in memory while its
+	//! handle is open as httpfs's full download holds it, up to this size; a larger one is read as httpfs alone reads
+	//! it.
+	static constexpr uint64_t MAX_WHOLE_OBJECT_BYTES = 64 * 1024 * 1024;
 
 	//! A reader of `version` of `path`, or null where httpfs2 does not send the GETs itself: no client context, an
 	//! s3:// path or secret that httpfs2 does not address (ResolveS3Object), an http(s):// URL with a matching HTTP
@@ -93,6 +99,11 @@ public:
 	//! How the object is read since its range answers were declined (NONE while they are used).
 	ReadFallback Fallback() const {
 		return fallback.load();
+	}
+	//! Whether an answer of the store for this path came back exact, proving its version (this reader's, an earlier
+	//! reader's of the path, or the tail GET its version came from).
+	bool RangesConfirmed() const {
+		return ranges_confirmed.load();
 	}
 
 	const std::string path;
