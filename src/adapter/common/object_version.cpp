@@ -92,4 +92,20 @@ RangeAnswer RangeAnswerOf(const duckdb::HTTPResponse &response) {
 	        header("Last-Modified"),           header("Date")};
 }
 
+PredictedVersion ToKnown(const ObjectVersion &version) {
+	PredictedVersion known;
+	known.size = version.size;
+	known.etag = version.etag;
+	known.last_modified_us = version.last_modified.value;
+	return known;
+}
+
+ObjectVersion FromKnown(const PredictedVersion &known) {
+	ObjectVersion version;
+	version.size = known.size;
+	version.etag = known.etag;
+	version.last_modified = duckdb::timestamp_t(known.last_modified_us);
+	return version;
+}
+
 } // namespace httpfs2

@@ -25,8 +25,8 @@ WrappedFileSystem::WrappedFileSystem(unique_ptr<duckdb::FileSystem> inner_p, std
                                      const StoreFactory &make_store)
     : ForwardingFileSystem(std::move(inner_p)), state(std::move(state_p)), stats(state->StatsFor(inner->GetName())),
       store(make_store(*stats)), reader(*state, *stats), opens(*inner, *store, *stats),
-      read_ahead(*state, *stats, *store, opens), listings(*state, *store, read_ahead),
-      read_opener(*this, *inner, *state, *stats, *store, opens, read_ahead, listings) {
+      read_ahead(*state, *stats, *store, opens), prefetch(*state, *stats, *store, read_ahead),
+      read_opener(*this, *inner, *state, *stats, *store, opens, read_ahead, prefetch) {
 	state->AddFileSystem(*this);
 }
 
@@ -428,8 +428,8 @@ duckdb::vector<duckdb::OpenFileInfo> WrappedFileSystem::Glob(const string &path,
 		return one_file;
 	}
 	auto files = inner->Glob(path, opener);
-	listings.Remember(std::vector<duckdb::OpenFileInfo>(files.begin(), files.end()),
-	                  SettingsFor(opener, *state).Effective(), opener, false);
+	prefetch.Listed(std::vector<duckdb::OpenFileInfo>(files.begin(), files.end()),
+	                SettingsFor(opener, *state).Effective(), opener, false);
 	return files;
 }
 
@@ -444,16 +444,16 @@ unique_ptr<duckdb::MultiFileList> WrappedFileSystem::GlobFilesExtended(const str
 	auto list = inner->Glob(path, input, opener);
 	auto settings = SettingsFor(opener, *state).Effective();
 	if (list && settings.ReadAheadActive()) {
-		// Expands a lazy listing up to MAX_FILES now: DuckDB opens the files in this order right after.
+		// Expands a lazy listing up to FILES_PER_LISTING now: DuckDB opens the files in this order right after.
 		std::vector<duckdb::OpenFileInfo> files;
 		duckdb::MultiFileListScanData scan;
 		list->InitializeScan(scan);
 		duckdb::OpenFileInfo file;
-		while (files.size() < ListingMemory::MAX_FILES && list->Scan(scan, file)) {
+		while (files.size() < PrefetchLimits::FILES_PER_LISTING && list->Scan(scan, file)) {
 			files.push_back(file);
 		}
 		// A reader names the files' format (read_parquet: "parquet"); glob() and plain listings do not.
-		listings.Remember(std::move(files), settings, opener, !input.extension.empty());
+		prefetch.Listed(std::move(files), settings, opener, !input.extension.empty());
 	}
 	return list;
 }

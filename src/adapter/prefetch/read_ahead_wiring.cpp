@@ -1,7 +1,6 @@
 #include "adapter/prefetch/read_ahead_wiring.hpp"
 
 #include "adapter/handles/internal_opener.hpp"
-#include "duckdb/common/string_util.hpp"
 #include "duckdb/main/client_context.hpp"
 #include "duckdb/main/client_context_state.hpp"
 #include "duckdb/main/client_data.hpp"
@@ -17,10 +16,6 @@ using std::string;
 
 ReadAheadWiring::ReadAheadWiring(ExtensionState &state_p, IoStats &stats_p, RemoteStore &store_p, InnerOpens &opens_p)
     : state(state_p), stats(stats_p), store(store_p), opens(opens_p) {
-}
-
-bool ReadAheadWiring::IsParquetPath(const string &path) {
-	return duckdb::StringUtil::EndsWith(duckdb::StringUtil::Lower(path), ".parquet");
 }
 
 ReadAheadTuning ReadAheadWiring::TuningFor(const IoSettings &settings) const {

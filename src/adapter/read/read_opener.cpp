@@ -1,10 +1,9 @@
 #include "adapter/read/read_opener.hpp"
 
 #include "adapter/compat/duckdb_api.hpp"
-#include "adapter/prefetch/folder_prefetch.hpp"
-#include "adapter/prefetch/manifest_prefetch.hpp"
 #include "adapter/common/query_versions.hpp"
 #include "core/formats/manifest_list.hpp"
+#include "core/formats/parquet_layout.hpp"
 #include "core/read_ahead/read_ahead_registry.hpp"
 #include "duckdb/common/exception.hpp"
 #include "duckdb/common/file_opener.hpp"
@@ -84,9 +83,9 @@ struct GivenMetadata {
 
 ReadOpener::ReadOpener(duckdb::FileSystem &wrapper_p, duckdb::FileSystem &inner_p, ExtensionState &state_p,
                        IoStats &stats_p, RemoteStore &store_p, InnerOpens &opens_p, ReadAheadWiring &read_ahead_p,
-                       ListingPrefetch &listings_p)
+                       PrefetchEngine &prefetch_p)
     : wrapper(wrapper_p), inner(inner_p), state(state_p), stats(stats_p), store(store_p), opens(opens_p),
-      read_ahead(read_ahead_p), listings(listings_p) {
+      read_ahead(read_ahead_p), prefetch(prefetch_p) {
 }
 
 unique_ptr<ReadHandle> ReadOpener::Open(const duckdb::OpenFileInfo &file, duckdb::FileOpenFlags flags,
@@ -146,7 +145,7 @@ unique_ptr<ReadHandle> ReadOpener::Open(const duckdb::OpenFileInfo &file, duckdb
 		} else {
 			read_ahead.Attach(*handle, opener);
 		}
-		listings.Opened(file.path, settings, opener);
+		prefetch.Opened(file.path, settings, opener);
 	}
 	return handle;
 }
@@ -183,20 +182,10 @@ unique_ptr<ReadHandle> ReadOpener::OpenFromTail(const string &path, duckdb::File
                                                 uint64_t catalog_size) {
 	// A later open in the query of a file opened from its tail: at the version the tail gave, as httpfs opens it again
 	// from what its first open learnt.
-	// A data file an Iceberg manifest named: the tails of the files after it are fetched now, if the scan follows the
-	// manifests' order.
-	if (catalog_size != 0 && ReadAheadWiring::IsParquetPath(path) && read_ahead.TuningFor(settings).fetch_ahead) {
-		ManifestPrefetch::DataFileOpened(path, store, state.io_pool, state.read_ahead_budget, stats, opener);
-	}
-	// A Parquet file named in a list: a listing of its folder may give its version and the next files' (they then open
-	// with no request, their footers fetched ahead).
-	if (catalog_size == 0 && ReadAheadWiring::IsParquetPath(path) && store.ListsFolders()) {
-		auto tuning = read_ahead.TuningFor(settings);
-		if (tuning.fetch_ahead) {
-			FolderPrefetch::Opening(path, store, read_ahead, tuning, opener);
-		}
-	}
-	// A path fetched ahead of its open (an Iceberg manifest whole, a data file's tail: ManifestPrefetch) is opened at
+	// A Parquet file opening: what its predictors say comes next (an Iceberg scan's next data files; a folder's next
+	// files, listing the folder first when the query opens its files in order: the listed versions are the query's).
+	prefetch.Opening(path, catalog_size != 0, settings, opener);
+	// A path fetched ahead of its open (an Iceberg manifest whole, a data file's tail: PrefetchEngine) is opened at
 	// the version the fetch gave, its bytes remembered for its reads; so is a path whose folder's listing gave it.
 	auto query = QueryVersions::Of(opener);
 	auto context = FileOpener::TryGetClientContext(opener);
@@ -226,7 +215,7 @@ unique_ptr<ReadHandle> ReadOpener::OpenFromTail(const string &path, duckdb::File
 	// all the open waits for); a catalog's file and a manifest list always are (its GET takes the HEAD's round trip).
 	bool manifest_list = ManifestList::IsManifestList(path);
 	ObjectTail tail;
-	if ((!ReadAheadWiring::IsParquetPath(path) && !manifest_list) ||
+	if ((!IsParquetPath(path) && !manifest_list) ||
 	    (catalog_size == 0 && !manifest_list && read_ahead.RemembersFooterOf(path)) ||
 	    !store.FetchTail(path, opener, tail)) {
 		return nullptr;
@@ -256,7 +245,7 @@ unique_ptr<ReadHandle> ReadOpener::OpenFromTail(const string &path, duckdb::File
 		query->Store(path, tail.version);
 	}
 	if (manifest_list && tail.range.offset == 0) {
-		ManifestPrefetch::Start(path, tail.bytes, store, state.io_pool, state.read_ahead_budget, stats, opener);
+		prefetch.ManifestListRead(path, tail.bytes, settings, opener);
 	}
 	return OpenAtKnownVersion(path, flags, opener, settings, tail.version);
 }

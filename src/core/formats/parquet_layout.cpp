@@ -1,6 +1,7 @@
 #include "core/formats/parquet_layout.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <initializer_list>
 
@@ -521,6 +522,16 @@ uint64_t ParquetFooter::DuckDBTailReadSize(uint64_t file_size) {
 	}
 	uint64_t size = std::min(std::max(file_size / ESTIMATED_FOOTER_RATIO, MIN_PREFETCH_SIZE), MAX_PREFETCH_SIZE);
 	return std::min(NextPowerOfTwo(size), file_size);
+}
+
+bool IsParquetPath(const std::string &path) {
+	static const std::string suffix = ".parquet";
+	if (path.size() < suffix.size()) {
+		return false;
+	}
+	return std::equal(
+	    suffix.begin(), suffix.end(), path.end() - static_cast<std::ptrdiff_t>(suffix.size()),
+	    [](char expected, char actual) { return expected == std::tolower(static_cast<unsigned char>(actual)); });
 }
 
 } // namespace httpfs2

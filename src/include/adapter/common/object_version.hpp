@@ -9,6 +9,7 @@
 
 #pragma once
 
+#include "core/prefetch/prediction.hpp"
 #include "core/read_ahead/version_key.hpp"
 #include "core/requests/range_answer.hpp"
 #include "core/split/range_planner.hpp"
@@ -44,6 +45,10 @@ struct ObjectVersion {
 	//! NamesBytes). A gateway that makes its ETags of size and modification time gives another form.
 	bool IsContentHash() const;
 };
+
+//! The same version in the core's terms (a prediction's), and back.
+PredictedVersion ToKnown(const ObjectVersion &version);
+ObjectVersion FromKnown(const PredictedVersion &version);
 
 //! The last bytes of an object and its version, as one GET answered them.
 struct ObjectTail {

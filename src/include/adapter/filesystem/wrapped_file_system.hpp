@@ -9,7 +9,7 @@
 // else on to the wrapped filesystem (ForwardingFileSystem). What it builds on, top-down:
 //   ReadOpener       opens for reading: the version, sub-read handles, read-ahead, footers of listed files
 //   ReadAheadWiring  the core's read-ahead per object version, and what reads teach it
-//   ListingPrefetch  listings remembered, footers fetched ahead of the opens they announce
+//   PrefetchEngine   what the predictors say the next opens read, fetched before they ask
 //   InnerOpens       opens of the wrapped filesystem at a known version
 //   ParallelReader   one read split across the IO pool
 //   RemoteStore      what the store does itself (adapter/stores)
@@ -20,7 +20,7 @@
 #include "adapter/common/extension_state.hpp"
 #include "adapter/filesystem/forwarding_file_system.hpp"
 #include "adapter/handles/inner_opens.hpp"
-#include "adapter/prefetch/listing_prefetch.hpp"
+#include "adapter/prefetch/prefetch_engine.hpp"
 #include "adapter/read/parallel_reader.hpp"
 #include "adapter/prefetch/read_ahead_wiring.hpp"
 #include "adapter/read/read_opener.hpp"
@@ -110,7 +110,7 @@ private:
 	const std::shared_ptr<UploadingPaths> uploading = std::make_shared<UploadingPaths>();
 	//! After `opens` and before what uses it; destroyed before them: closing its objects waits for their fetches.
 	ReadAheadWiring read_ahead;
-	ListingPrefetch listings;
+	PrefetchEngine prefetch;
 	ReadOpener read_opener;
 };
 

@@ -28,9 +28,6 @@ class ReadAheadWiring {
 public:
 	ReadAheadWiring(ExtensionState &state, IoStats &stats, RemoteStore &store, InnerOpens &opens);
 
-	//! Whether `path` names a Parquet file: the files whose footers are fetched ahead and opened from their tail.
-	static bool IsParquetPath(const std::string &path);
-
 	ReadAheadTuning TuningFor(const IoSettings &settings) const;
 
 	//! Joins (or starts) the read-ahead of the object version `handle` reads; without it when its fetches cannot be

@@ -14,7 +14,7 @@
 
 #include "adapter/common/extension_state.hpp"
 #include "adapter/handles/inner_opens.hpp"
-#include "adapter/prefetch/listing_prefetch.hpp"
+#include "adapter/prefetch/prefetch_engine.hpp"
 #include "adapter/prefetch/read_ahead_wiring.hpp"
 #include "adapter/handles/read_handle.hpp"
 #include "adapter/stores/remote_store.hpp"
@@ -24,7 +24,7 @@ namespace httpfs2 {
 class ReadOpener {
 public:
 	ReadOpener(duckdb::FileSystem &wrapper, duckdb::FileSystem &inner, ExtensionState &state, IoStats &stats,
-	           RemoteStore &store, InnerOpens &opens, ReadAheadWiring &read_ahead, ListingPrefetch &listings);
+	           RemoteStore &store, InnerOpens &opens, ReadAheadWiring &read_ahead, PrefetchEngine &prefetch);
 
 	//! Opens `file`; with `fast` (opened only for reading, parallel reads on) with sub-reads and read-ahead readied.
 	//! Null when the wrapped filesystem returns none (a missing file with FILE_FLAGS_NULL_IF_NOT_EXISTS).
@@ -71,7 +71,7 @@ private:
 	RemoteStore &store;
 	InnerOpens &opens;
 	ReadAheadWiring &read_ahead;
-	ListingPrefetch &listings;
+	PrefetchEngine &prefetch;
 };
 
 } // namespace httpfs2

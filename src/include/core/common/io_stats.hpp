@@ -62,14 +62,14 @@ enum class Counter : size_t {
 	INNER_OPENS,
 	//! Bytes readers got from Parquet footers remembered from an earlier open of the same object version.
 	FOOTER_BYTES_REUSED,
-	//! Iceberg manifests fetched whole, side by side, when their manifest list was opened (ManifestPrefetch): their
+	//! Iceberg manifests fetched whole, side by side, when their manifest list was opened (DataFilePredictor): their
 	//! opens in the query take these bytes and make no request.
 	MANIFESTS_FETCHED_AHEAD,
 	//! Tails of Iceberg data files fetched ahead of their opens, in the order their manifests name them: the opens
 	//! take them in place of their own tail GET.
 	TAILS_FETCHED_AHEAD,
 	//! Folders listed (ListObjectsV2 after a file) because a query opened files of one folder by name in the folder's
-	//! order: the versions it gave open the next files with no request, their footers fetched ahead (FolderOrder).
+	//! order: the versions it gave open the next files with no request, their footers fetched ahead (FolderPredictor).
 	FOLDER_LISTINGS,
 	//! Answers to httpfs2's own range GETs that were not the bytes asked for: a server that ignored Range (the object
 	//! is then read through the wrapped filesystem alone), served other bytes, or another version of the object.

@@ -54,4 +54,8 @@ public:
 	static uint64_t DuckDBTailReadSize(uint64_t file_size);
 };
 
+//! Whether `path` names a Parquet file (ends in ".parquet", any case): the files whose footers are predicted and
+//! that open from their tail.
+bool IsParquetPath(const std::string &path);
+
 } // namespace httpfs2
