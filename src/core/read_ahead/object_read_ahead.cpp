@@ -10,7 +10,7 @@ namespace httpfs2 {
 ObjectReadAhead::ObjectReadAhead(IoPool &pool_p, MemoryBudget &budget_p, IoStats &stats_p, CostModel &model_p,
                                  uint64_t file_size_p, Fetcher fetcher_p)
     : pool(pool_p), budget(budget_p), stats(stats_p), model(model_p), file_size(file_size_p),
-      fetcher(std::move(fetcher_p)), segments(budget_p, stats_p) {
+      fetcher(std::move(fetcher_p)), segments(budget_p, stats_p), parquet(file_size_p) {
 }
 
 ObjectReadAhead::~ObjectReadAhead() {
@@ -19,15 +19,7 @@ ObjectReadAhead::~ObjectReadAhead() {
 
 std::unique_ptr<AccessPredictor> ObjectReadAhead::NewPredictor() {
 	std::lock_guard<std::mutex> guard(lock);
-	if (!layout) {
-		return std::unique_ptr<AccessPredictor>(new SequentialPredictor(file_size));
-	}
-	std::unique_ptr<ParquetPredictor> parquet(new ParquetPredictor(layout));
-	ColumnPattern seed;
-	if (patterns && patterns->Recall(dataset, parquet->Pattern().columns.size(), seed)) {
-		parquet->Seed(seed);
-	}
-	return std::move(parquet);
+	return parquet.NewPredictor();
 }
 
 uint64_t ObjectReadAhead::AddReader() {
@@ -118,7 +110,7 @@ void ObjectReadAhead::LearnRememberedFooter(const ReadAheadTuning &tuning) {
 		}
 		last_tuning = tuning;
 		auto last = segments.Last();
-		if (!layout && last && last->remembered && last->range.End() == file_size) {
+		if (!parquet.Layout() && last && last->remembered && last->range.End() == file_size) {
 			footer = std::move(last);
 		}
 	}
@@ -150,18 +142,13 @@ bool ObjectReadAhead::Hold(const ByteRange &range, const std::string &bytes) {
 	return true;
 }
 
-void ObjectReadAhead::SharePatterns(std::shared_ptr<PatternMemory> patterns_p, std::string dataset_p) {
+void ObjectReadAhead::SharePatterns(std::shared_ptr<PatternMemory> patterns, std::string dataset) {
 	std::lock_guard<std::mutex> guard(lock);
-	patterns = std::move(patterns_p);
-	dataset = std::move(dataset_p);
+	parquet.SharePatterns(std::move(patterns), std::move(dataset));
 }
 
 void ObjectReadAhead::RememberPatternLocked(const AccessPredictor &predictor) {
-	ColumnPattern pattern;
-	if (!patterns || !predictor.PatternToShare(pattern)) {
-		return;
-	}
-	auto watchers = patterns->Remember(dataset, pattern);
+	auto watchers = parquet.RememberPattern(predictor);
 	if (!watchers.empty()) {
 		// Files of the dataset whose footers came first: told on the pool, so that no object's lock is taken under
 		// this one's.
@@ -361,42 +348,21 @@ bool ObjectReadAhead::Inspect(const ByteRange &read, const char *data) {
 	bool learned = LearnFooter(read, data, false);
 	std::lock_guard<std::mutex> guard(lock);
 	// A layout learned from a footer fetched ahead is reported with the first read after it.
-	learned = learned || (layout && !layout_reported);
-	layout_reported = layout_reported || learned;
-	return learned;
+	return parquet.LayoutToReport() || learned;
 }
 
 bool ObjectReadAhead::LearnFooter(const ByteRange &range, const char *data, bool ahead) {
 	ByteRange metadata {0, 0};
-	const char *metadata_bytes = nullptr;
 	{
 		std::lock_guard<std::mutex> guard(lock);
-		if (layout || closed) {
+		if (closed || !parquet.MetadataIn(range, data, metadata)) {
 			return false;
 		}
-		if (range.End() == file_size && range.length >= ParquetFooter::TRAILER_SIZE) {
-			uint32_t metadata_length = 0;
-			if (!ParquetFooter::ParseTrailer(data + range.length - ParquetFooter::TRAILER_SIZE, file_size,
-			                                 metadata_length)) {
-				return false;
-			}
-			pending_metadata = ByteRange {file_size - ParquetFooter::TRAILER_SIZE - metadata_length, metadata_length};
-		}
-		if (pending_metadata.length == 0 || range.offset > pending_metadata.offset ||
-		    range.End() < pending_metadata.End()) {
-			return false;
-		}
-		metadata = pending_metadata;
-		metadata_bytes = data + (metadata.offset - range.offset);
 	}
 	// Parsed outside the lock: a large footer takes a while, and other readers need not wait for it.
-	auto parsed = std::make_shared<ParquetLayout>();
-	std::string error;
-	if (!ParquetFooter::ParseLayout(metadata_bytes, metadata.length, file_size, *parsed, error)) {
-		return false;
-	}
+	auto parsed = ParquetKnowledge::Parse(data + (metadata.offset - range.offset), metadata.length, file_size);
 	std::lock_guard<std::mutex> guard(lock);
-	if (layout || closed) {
+	if (!parsed || parquet.Layout() || closed) {
 		return false;
 	}
 	InstallLayoutLocked(std::move(parsed), ahead);
@@ -405,15 +371,14 @@ bool ObjectReadAhead::LearnFooter(const ByteRange &range, const char *data, bool
 
 void ObjectReadAhead::UseLayout(std::shared_ptr<const ParquetLayout> known) {
 	std::lock_guard<std::mutex> guard(lock);
-	if (!layout && !closed && known) {
+	if (!parquet.Layout() && !closed && known) {
 		InstallLayoutLocked(std::move(known), false);
 	}
 }
 
 void ObjectReadAhead::InstallLayoutLocked(std::shared_ptr<const ParquetLayout> parsed, bool ahead) {
-	layout = std::move(parsed);
-	pending_metadata = ByteRange {0, 0};
-	if (!ahead || !patterns) {
+	parquet.Install(std::move(parsed));
+	if (!ahead) {
 		return;
 	}
 	StartFirstRowGroupLocked();
@@ -425,7 +390,7 @@ void ObjectReadAhead::InstallLayoutLocked(std::shared_ptr<const ParquetLayout> p
 	} catch (std::bad_weak_ptr &) {
 		return;
 	}
-	patterns->Watch(dataset, [self]() {
+	parquet.WatchDataset([self]() {
 		auto object = self.lock();
 		if (object) {
 			std::lock_guard<std::mutex> guard(object->lock);
@@ -436,22 +401,18 @@ void ObjectReadAhead::InstallLayoutLocked(std::shared_ptr<const ParquetLayout> p
 
 void ObjectReadAhead::StartFirstRowGroupLocked() {
 	// Only before any reader: a reader's own predictor, seeded from the same pattern, takes it from there.
-	ColumnPattern seed;
-	if (closed || !layout || !reader_drop_points.empty()) {
+	if (closed || !reader_drop_points.empty()) {
 		return;
 	}
-	ParquetPredictor first(layout);
-	if (patterns->Recall(dataset, first.Pattern().columns.size(), seed)) {
-		// The first row group with the columns the dataset's other files were read with (what is held is not fetched
-		// again).
-		first.Seed(seed);
-		ScheduleLocked(first.Start(last_tuning.limits).ranges, last_tuning);
+	auto ranges = parquet.FirstRowGroup(last_tuning.limits);
+	if (!ranges.empty()) {
+		ScheduleLocked(ranges, last_tuning);
 	}
 }
 
 std::shared_ptr<const ParquetLayout> ObjectReadAhead::Layout() const {
 	std::lock_guard<std::mutex> guard(lock);
-	return layout;
+	return parquet.Layout();
 }
 
 void ObjectReadAhead::Close() {

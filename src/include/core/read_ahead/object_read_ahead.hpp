@@ -3,8 +3,9 @@
 //
 // core/read_ahead/object_read_ahead.hpp
 //
-// Read-ahead for one version of one remote object, shared by all handles open on it. A predictor turns the reads
-// it is told of into ranges; those are fetched on the IO pool into segments (each its own buffer, charged to the
+// Read-ahead for one version of one remote object, shared by all handles open on it: the mechanism, blind to formats
+// but for what ParquetKnowledge hands it (predictors, the first row group's ranges). A predictor turns the reads it is
+// told of into ranges; those are fetched on the IO pool into segments (each its own buffer, charged to the
 // database's memory budget) and served to readers from there. A read overlapping a fetch in flight waits for it; a
 // read overlapping a fetch still queued takes it over; nothing is fetched twice. A failed fetch is silent to readers
 // that did not wait for it (they read that part themselves); a reader that waited for it gets its error, as it would
@@ -14,6 +15,7 @@
 #pragma once
 
 #include "core/read_ahead/access_predictor.hpp"
+#include "core/read_ahead/parquet_knowledge.hpp"
 #include "core/read_ahead/read_ahead_tuning.hpp"
 #include "core/read_ahead/segments.hpp"
 #include "core/common/cost_model.hpp"
@@ -136,19 +138,15 @@ private:
 	std::condition_variable fetch_done;
 	Fetcher fetcher;
 	Segments segments;
-	std::shared_ptr<const ParquetLayout> layout;
 	//! Each reader's latest drop point (Prediction::drop_before).
 	std::map<uint64_t, uint64_t> reader_drop_points;
 	//! The predictors of scans in use (each shared by the readers of one scan), for readers to join.
 	std::vector<std::weak_ptr<AccessPredictor>> scans;
 	uint64_t next_reader = 0;
-	bool layout_reported = false;
-	std::shared_ptr<PatternMemory> patterns;
-	std::string dataset;
+	//! What the object knows of Parquet: its layout, its dataset's columns (all of the format that read-ahead knows).
+	ParquetKnowledge parquet;
 	//! The tuning of the latest Observe or Prefetch, for fetches started from a fetch's completion.
 	ReadAheadTuning last_tuning {};
-	//! A footer whose metadata did not fit in the read of its trailer: its range, to parse when it is read.
-	ByteRange pending_metadata {0, 0};
 	size_t fetching = 0;
 	bool closed = false;
 };
