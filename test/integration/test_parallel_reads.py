@@ -214,3 +214,33 @@ def test_sub_read_handles_cost_no_extra_request(con, rig, big_object, dedicated)
     # many (more may join). No probe first: the small read above was httpfs2's own checked GET (a file's reads are,
     # until an answer proved its version), whose exact answer showed that the server serves ranges of the object.
     assert server_requests(rig, split) == {"HeadObject": 1, "GetObject": 8}
+
+
+def test_httpfs2s_own_requests_are_in_duckdbs_http_log_without_credentials(con, rig, big_object):
+    """Every GET httpfs2 sends itself is in DuckDB's HTTP log as httpfs's requests are (a user who debugs with the log
+    sees what went over the wire), with its signature and no credential."""
+    key, data = big_object
+    configure(con, {"enabled": True, **SMALL})
+    con.execute("SET httpfs2_read_ahead_enabled = false")
+    con.execute("CALL enable_logging('HTTP')")
+    got = {}
+    served = server_requests(
+        rig,
+        lambda: got.update(bytes=con.execute("SELECT httpfs2_read_range(?, 0, 4194304)", [rig.url(key)]).fetchone()[0]),
+    )
+    assert got["bytes"] == data[:4194304]
+    con.execute("CALL disable_logging()")
+    logged = con.execute(
+        "SELECT request.headers, response.status FROM duckdb_logs_parsed('HTTP') WHERE request.type = 'GET'"
+    ).fetchall()
+    lowered = [({name.lower(): value for name, value in headers.items()}, status) for headers, status in logged]
+    ours = [(headers, status) for headers, status in lowered if headers.get("authorization") == "REDACTED"]
+    # A piece of 64 KiB each: the split read's GETs, all of them httpfs2's own, each in the log with its range.
+    assert len(ours) == served["GetObject"] >= 4194304 // 65536, (len(ours), served)
+    assert all(h.get("range", "").startswith("bytes=") and status == "PartialContent_206" for h, status in ours), ours
+    messages = con.execute(
+        "SELECT message FROM duckdb_logs WHERE type = 'HTTP' AND message LIKE '%REDACTED%'"
+    ).fetchall()
+    assert len(messages) == len(ours)
+    for (message,) in messages:
+        assert rig.access_key not in message and rig.secret_key not in message and "Signature=" not in message, message

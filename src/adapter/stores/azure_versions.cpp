@@ -21,14 +21,15 @@ static duckdb::unique_ptr<duckdb::HTTPResponse> ProbeBlob(const AzureConnection 
 		return nullptr;
 	}
 	auto &http = duckdb::HTTPUtil::Get(*context->db);
-	auto params = QuietParams(http, path, opener);
+	RequestLog log;
+	auto params = QuietParams(http, path, opener, &log);
 	AzureRequest probe;
 	probe.verb = "GET";
 	probe.url = AzureBlobUrl(connection, blob);
 	probe.ms_headers = {{"x-ms-range", "bytes=0-0"}};
 	auto authorized = AuthorizeAzureRequest(connection, probe);
 	duckdb::GetRequestInfo request(authorized.first, authorized.second, *params, nullptr, nullptr);
-	return http.Request(request);
+	return log.Send(http, request);
 }
 
 static bool VersionFromResponse(const duckdb::HTTPResponse &response, ObjectVersion &version) {

@@ -75,9 +75,11 @@ std::shared_ptr<CheckedRangeReader> CheckedRangeReader::For(const string &path, 
 		if (http.GetName() == "Built-In") {
 			return nullptr; // httpfs is not loaded (its client sends these requests)
 		}
-		auto params = QuietParams(http, path, opener);
+		RequestLog log;
+		auto params = QuietParams(http, path, opener, &log);
 		std::shared_ptr<CheckedRangeReader> reader(
 		    new CheckedRangeReader(path, store, version, std::move(params), stats));
+		reader->log = std::move(log);
 		reader->credentials = std::move(credentials);
 		reader->address = std::move(address);
 		reader->ranges_confirmed = ranges_confirmed || ranged->Contains(path);
@@ -188,7 +190,7 @@ void CheckedRangeReader::Send(const ByteRange &range, char *destination, Attempt
 	    });
 	// Failures come back as answers: the attempts are made here.
 	get.try_request = true;
-	attempt.response = params->http_util.Request(get, client);
+	attempt.response = log.Send(params->http_util, get, &client);
 	if (attempt.answered && attempt.verdict == RangeVerdict::EXACT && attempt.received == range.length) {
 		clients.GiveBack(std::move(client));
 	}

@@ -48,7 +48,8 @@ bool S3Listing::After(const string &path, optional_ptr<FileOpener> opener, IoSta
 		auto headers = SignedS3Headers(credentials, request);
 		auto url = address.scheme + address.host + request.path + "?" + request.CanonicalQuery();
 
-		auto params = StandInParams(duckdb::HTTPUtil::Get(*context->db), path, opener, LIST_TIMEOUT_SECONDS);
+		RequestLog log;
+		auto params = StandInParams(duckdb::HTTPUtil::Get(*context->db), path, opener, LIST_TIMEOUT_SECONDS, &log);
 		string body;
 		duckdb::GetRequestInfo get(
 		    url, headers, *params, [](const duckdb::HTTPResponse &) { return true; },
@@ -60,7 +61,7 @@ bool S3Listing::After(const string &path, optional_ptr<FileOpener> opener, IoSta
 			    return true;
 		    });
 		stats.Add(Counter::FOLDER_LISTINGS);
-		auto response = params->http_util.Request(get);
+		auto response = log.Send(params->http_util, get);
 		std::vector<ListedObject> objects;
 		if (!response || response->status != duckdb::HTTPStatusCode::OK_200 ||
 		    !ParseObjectListing(body, objects, truncated)) {

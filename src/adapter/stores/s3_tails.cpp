@@ -39,13 +39,14 @@ TailSend S3Tails::Prepare(const string &path, optional_ptr<FileOpener> opener, I
 			return nullptr;
 		}
 		auto headers = SignedS3RangeGet(credentials, address, "bytes=-" + std::to_string(TAIL_BYTES));
-		// Without the query's logger: the GET may be sent after the query that prepared it ended. It stands in for the
-		// HEAD, which the open makes if it fails.
+		// It stands in for the HEAD, which the open makes if it fails. Logged while the connection lives: it may be
+		// sent after the query that prepared it ended.
+		RequestLog log;
 		std::shared_ptr<duckdb::HTTPParams> params =
-		    StandInParams(duckdb::HTTPUtil::Get(*context->db), path, opener, TAIL_TIMEOUT_SECONDS);
+		    StandInParams(duckdb::HTTPUtil::Get(*context->db), path, opener, TAIL_TIMEOUT_SECONDS, &log);
 		auto url = address.Url();
-		return [url, headers, params, &stats](ObjectTail &tail) {
-			return SendTailGet(url, headers, *params, stats, tail);
+		return [url, headers, params, log, &stats](ObjectTail &tail) {
+			return SendTailGet(url, headers, *params, log, stats, tail);
 		};
 	} catch (std::exception &) {
 		return nullptr;
@@ -53,7 +54,7 @@ TailSend S3Tails::Prepare(const string &path, optional_ptr<FileOpener> opener, I
 }
 
 bool S3Tails::SendTailGet(const string &url, const duckdb::HTTPHeaders &headers, duckdb::HTTPParams &params,
-                          IoStats &stats, ObjectTail &tail) {
+                          const RequestLog &log, IoStats &stats, ObjectTail &tail) {
 	try {
 		string body;
 		auto start = std::chrono::steady_clock::now();
@@ -74,7 +75,7 @@ bool S3Tails::SendTailGet(const string &url, const duckdb::HTTPHeaders &headers,
 			    return true;
 		    });
 		stats.Add(Counter::VERSION_REQUESTS);
-		auto response = params.http_util.Request(get);
+		auto response = log.Send(params.http_util, get);
 		tail.seconds = since_start();
 		return response && TailFromResponse(*response, std::move(body), tail);
 	} catch (std::exception &) {

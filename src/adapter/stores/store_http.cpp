@@ -1,21 +1,77 @@
 #include "adapter/stores/store_http.hpp"
 
+#include "core/requests/url_redaction.hpp"
+#include "duckdb/common/string_util.hpp"
+#include "duckdb/logging/logger.hpp"
 #include "duckdb/main/client_context.hpp"
 
 namespace httpfs2 {
 
+RequestLog::RequestLog(duckdb::HTTPParams &params, duckdb::optional_ptr<duckdb::FileOpener> opener)
+    : logger(params.logger) {
+	auto client_context = duckdb::FileOpener::TryGetClientContext(opener);
+	if (client_context) {
+		context = client_context->shared_from_this();
+	} else {
+		logger = nullptr;
+	}
+}
+
+duckdb::HTTPHeaders RequestLog::Redacted(const duckdb::HTTPHeaders &headers) {
+	duckdb::HTTPHeaders redacted;
+	for (auto &header : headers) {
+		auto name = duckdb::StringUtil::Lower(header.first);
+		bool secret = name == "authorization" || name == "x-amz-security-token" || name == "proxy-authorization" ||
+		              name == "x-ms-copy-source-authorization";
+		redacted.Insert(header.first, secret ? "REDACTED" : header.second);
+	}
+	return redacted;
+}
+
+void RequestLog::Write(duckdb::BaseRequest &request, duckdb::optional_ptr<duckdb::HTTPResponse> response,
+                       const compat::RequestClock &clock) const {
+	auto alive = context.lock();
+	if (!alive || !logger->ShouldLog(duckdb::HTTPLogType::NAME, duckdb::HTTPLogType::LEVEL)) {
+		return;
+	}
+	duckdb::BaseRequest logged(request.type, RedactUrl(request.url), Redacted(request.headers), request.params);
+	logged.request_body_length = request.request_body_length;
+	clock.Stamp(logged);
+	logger->WriteLog(duckdb::HTTPLogType::NAME, duckdb::HTTPLogType::LEVEL, compat::HttpLogMessage(logged, response));
+}
+
+duckdb::unique_ptr<duckdb::HTTPResponse> RequestLog::Send(duckdb::HTTPUtil &http, duckdb::BaseRequest &request,
+                                                          duckdb::unique_ptr<duckdb::HTTPClient> *client) const {
+	if (!logger) {
+		return client ? http.Request(request, *client) : http.Request(request);
+	}
+	compat::RequestClock clock;
+	duckdb::unique_ptr<duckdb::HTTPResponse> response;
+	try {
+		response = client ? http.Request(request, *client) : http.Request(request);
+	} catch (...) {
+		Write(request, nullptr, clock);
+		throw;
+	}
+	Write(request, response.get(), clock);
+	return response;
+}
+
 duckdb::unique_ptr<duckdb::HTTPParams> QuietParams(duckdb::HTTPUtil &http, const std::string &path,
-                                                   duckdb::optional_ptr<duckdb::FileOpener> opener) {
+                                                   duckdb::optional_ptr<duckdb::FileOpener> opener, RequestLog *log) {
 	duckdb::FileOpenerInfo info {path};
 	auto params = http.InitializeParameters(opener, &info);
+	if (log) {
+		*log = RequestLog(*params, opener);
+	}
 	params->logger = nullptr;
 	return params;
 }
 
 duckdb::unique_ptr<duckdb::HTTPParams> StandInParams(duckdb::HTTPUtil &http, const std::string &path,
                                                      duckdb::optional_ptr<duckdb::FileOpener> opener,
-                                                     uint64_t timeout_seconds) {
-	auto params = QuietParams(http, path, opener);
+                                                     uint64_t timeout_seconds, RequestLog *log) {
+	auto params = QuietParams(http, path, opener, log);
 	params->timeout = timeout_seconds;
 	params->timeout_usec = 0;
 	params->retries = 0;

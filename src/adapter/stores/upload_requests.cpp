@@ -25,8 +25,12 @@ std::unique_ptr<UploadRequests> UploadRequests::For(const string &path,
 	if (http.GetName() == "Built-In") {
 		return nullptr;
 	}
-	return std::unique_ptr<UploadRequests>(new UploadRequests(
-	    path, http, QuietParams(http, path, opener), QuietParams(http, path, opener), UploadConnections::For(opener)));
+	RequestLog log;
+	auto params = QuietParams(http, path, opener, &log);
+	std::unique_ptr<UploadRequests> requests(new UploadRequests(
+	    path, http, std::move(params), QuietParams(http, path, opener), UploadConnections::For(opener)));
+	requests->log = std::move(log);
+	return requests;
 }
 
 UploadRequests::UploadRequests(string path_p, duckdb::HTTPUtil &http_p, unique_ptr<duckdb::HTTPParams> params_p,
@@ -46,7 +50,7 @@ unique_ptr<duckdb::HTTPResponse> UploadRequests::Send(duckdb::BaseRequest &reque
 	auto client = pool.Take();
 	unique_ptr<duckdb::HTTPResponse> response;
 	try {
-		response = http.Request(request, client);
+		response = log.Send(http, request, &client);
 	} catch (std::exception &error) {
 		Rethrow(error, request, what);
 	}
@@ -67,7 +71,7 @@ UploadRequests::SendAttempts(const std::function<duckdb::BaseRequest &(duckdb::H
 		// httpfs throws what it would retry (no answer, 5xx, 429...) and answers a refusal (403, 404...), which
 		// Check throws: nothing was done, so nothing is retried.
 		try {
-			response = http.Request(request, client);
+			response = log.Send(http, request, &client);
 		} catch (duckdb::IOException &error) {
 			RetryOrRethrow(error, request, what, attempt, attempts, in_doubt);
 			continue;

@@ -10,6 +10,8 @@
 
 #pragma once
 
+#include "duckdb/common/http_util.hpp"
+#include "duckdb/logging/log_type.hpp"
 #include "duckdb/main/client_context.hpp"
 
 #include <string>
@@ -35,6 +37,48 @@ using ColumnName = std::string;
 
 inline bool Interrupted(const duckdb::ClientContext &context) {
 	return context.interrupted.load();
+}
+#endif
+
+//! When a request was sent, as DuckDB's HTTP log reads it from a request (BaseRequest's timing fields).
+class RequestClock {
+public:
+	//! Now.
+	RequestClock();
+	//! Gives `logged` the timing from this clock's start to now.
+	void Stamp(duckdb::BaseRequest &logged) const;
+
+private:
+	duckdb::timestamp_t start;
+#if HTTPFS2_DUCKDB_MAJOR >= 2
+	duckdb::TimePoint monotonic_start;
+#endif
+};
+
+#if HTTPFS2_DUCKDB_MAJOR >= 2
+inline RequestClock::RequestClock()
+    : start(duckdb::Timestamp::GetCurrentTimestamp()), monotonic_start(duckdb::TimePoint::Tick()) {
+}
+inline void RequestClock::Stamp(duckdb::BaseRequest &logged) const {
+	logged.have_request_timing = true;
+	logged.request_system_start = start;
+	logged.request_monotonic_start = monotonic_start;
+	logged.request_monotonic_end = duckdb::TimePoint::Tick();
+}
+//! The HTTP log's entry for `request`: its headers are redacted by the caller, and by DuckDB 2.0 as well.
+inline std::string HttpLogMessage(duckdb::BaseRequest &request, duckdb::optional_ptr<duckdb::HTTPResponse> response) {
+	return duckdb::HTTPLogType::ConstructLogMessage(request, response, true);
+}
+#else
+inline RequestClock::RequestClock() : start(duckdb::Timestamp::GetCurrentTimestamp()) {
+}
+inline void RequestClock::Stamp(duckdb::BaseRequest &logged) const {
+	logged.have_request_timing = true;
+	logged.request_start = start;
+	logged.request_end = duckdb::Timestamp::GetCurrentTimestamp();
+}
+inline std::string HttpLogMessage(duckdb::BaseRequest &request, duckdb::optional_ptr<duckdb::HTTPResponse> response) {
+	return duckdb::HTTPLogType::ConstructLogMessage(request, response);
 }
 #endif
 

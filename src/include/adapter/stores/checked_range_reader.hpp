@@ -136,6 +136,7 @@ private:
 	//! httpfs's parameters for the path (timeout, proxy, TLS), with retries made here and no HTTP log (it records
 	//! headers, which carry signatures).
 	const duckdb::unique_ptr<duckdb::HTTPParams> params;
+	RequestLog log;
 	const uint64_t retries;
 	IoStats &stats;
 	//! Told when the store asks for less (503 Slow Down, 429): the streams of the database are halved.

@@ -11,6 +11,8 @@
 
 #pragma once
 
+#include "adapter/stores/store_http.hpp"
+
 #include "adapter/common/object_version.hpp"
 #include "core/common/io_stats.hpp"
 #include "duckdb/common/file_opener.hpp"
@@ -42,7 +44,7 @@ public:
 
 private:
 	static bool SendTailGet(const std::string &url, const duckdb::HTTPHeaders &headers, duckdb::HTTPParams &params,
-	                        IoStats &stats, ObjectTail &tail);
+	                        const RequestLog &log, IoStats &stats, ObjectTail &tail);
 };
 
 } // namespace httpfs2

@@ -9,6 +9,7 @@
 
 #pragma once
 
+#include "adapter/compat/duckdb_api.hpp"
 #include "duckdb/common/file_opener.hpp"
 #include "duckdb/common/http_util.hpp"
 #include "duckdb/main/client_context_state.hpp"
@@ -21,16 +22,42 @@
 
 namespace httpfs2 {
 
-//! httpfs's parameters for requests to `path` (timeout, proxy, TLS, retries) with DuckDB's HTTP log off: it records
-//! URLs and headers, which carry signatures, session tokens and SAS tokens.
+//! DuckDB's HTTP log (`CALL enable_logging('HTTP')`, `duckdb_logs_parsed('HTTP')`) for the requests httpfs2 sends
+//! itself, as httpfs's appear there, with what carries a credential or a signature redacted: the Authorization and
+//! session token headers, a URL's query (an Azure SAS token). Written only while the connection that prepared the
+//! request lives: a fetch ahead may end after its query, and at shutdown DuckDB tears its logging down first.
+class RequestLog {
+public:
+	//! The HTTP log of the connection of `opener` that `params` came with; none without a client context.
+	RequestLog(duckdb::HTTPParams &params, duckdb::optional_ptr<duckdb::FileOpener> opener);
+	RequestLog() = default;
+
+	//! Sends `request` (on `client` where given) with `http` and writes it to the log.
+	duckdb::unique_ptr<duckdb::HTTPResponse> Send(duckdb::HTTPUtil &http, duckdb::BaseRequest &request,
+	                                              duckdb::unique_ptr<duckdb::HTTPClient> *client = nullptr) const;
+	//! The redacted form of `headers` that the log shows.
+	static duckdb::HTTPHeaders Redacted(const duckdb::HTTPHeaders &headers);
+
+private:
+	void Write(duckdb::BaseRequest &request, duckdb::optional_ptr<duckdb::HTTPResponse> response,
+	           const compat::RequestClock &clock) const;
+
+	duckdb::shared_ptr<duckdb::Logger> logger;
+	duckdb::weak_ptr<duckdb::ClientContext> context;
+};
+
+//! httpfs's parameters for requests to `path` (timeout, proxy, TLS, retries) without DuckDB's HTTP log, which would
+//! record URLs and headers as they are (signatures, session tokens and SAS tokens): httpfs2 writes its requests there
+//! itself, redacted, through the RequestLog it puts in `log`.
 duckdb::unique_ptr<duckdb::HTTPParams> QuietParams(duckdb::HTTPUtil &http, const std::string &path,
-                                                   duckdb::optional_ptr<duckdb::FileOpener> opener);
+                                                   duckdb::optional_ptr<duckdb::FileOpener> opener,
+                                                   RequestLog *log = nullptr);
 //! QuietParams for a request that stands in for one the open makes anyway (a tail GET for the HEAD, a listing for the
 //! next files' tail GETs): one attempt within `timeout_seconds`, so a store that stalls it does not hold the open up
 //! for httpfs's http_timeout and retries; the open then goes on as without it.
 duckdb::unique_ptr<duckdb::HTTPParams> StandInParams(duckdb::HTTPUtil &http, const std::string &path,
                                                      duckdb::optional_ptr<duckdb::FileOpener> opener,
-                                                     uint64_t timeout_seconds);
+                                                     uint64_t timeout_seconds, RequestLog *log = nullptr);
 
 //! A request takes an idle client or none (HTTPUtil then makes one), and gives it back only after a clean answer.
 class ClientPool {

@@ -67,6 +67,8 @@ private:
 	const duckdb::unique_ptr<duckdb::HTTPParams> params;
 	//! As `params`, without retries: SendAttempts makes them.
 	const duckdb::unique_ptr<duckdb::HTTPParams> single_attempt;
+	//! Where its requests are logged (QuietParams).
+	RequestLog log;
 	//! The connections of the uploads of this transaction (UploadConnections); null: `clients` alone.
 	const std::shared_ptr<HostClientPools> shared;
 	ClientPool clients;
