@@ -503,3 +503,44 @@ TEST_F(BlockCacheTest, AForkedProcessFillsWhileThisOneReads) {
 	EXPECT_EQ(reader->Counters().corrupt_blocks_removed, 0u);
 	RecordProperty("hits_while_filling", std::to_string(hits_while_filling));
 }
+
+TEST_F(BlockCacheTest, AProcessKilledWhileFillingLeavesACacheTheNextOneReadsRight) {
+	constexpr uint64_t BLOCKS = 16;
+	auto cache = OpenCache(64 * BLOCK);
+	pid_t child = fork();
+	ASSERT_GE(child, 0);
+	if (child == 0) {
+		std::string error;
+		auto writer = BlockCache::Open(folder.path, 64 * BLOCK, error);
+		for (uint64_t round = 0; writer; round++) {
+			auto index = round % BLOCKS;
+			auto bytes = BlockBytes(key.path + key.version, index, BLOCK);
+			writer->Put(key, index, bytes.data(), BLOCK);
+		}
+		_exit(1);
+	}
+	// Killed at some point of some write (before, during or after a rename), once it has stored a block.
+	auto first_block = cache->BlockFile(key, 0);
+	auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+	while (!FileExists(first_block) && std::chrono::steady_clock::now() < deadline) {
+		std::this_thread::sleep_for(std::chrono::milliseconds(5));
+	}
+	std::this_thread::sleep_for(std::chrono::milliseconds(30));
+	ASSERT_EQ(kill(child, SIGKILL), 0);
+	int status = 0;
+	ASSERT_EQ(waitpid(child, &status, 0), child);
+	ASSERT_TRUE(WIFSIGNALED(status));
+
+	cache = OpenCache(64 * BLOCK);
+	uint64_t hits = 0;
+	for (uint64_t index = 0; index < BLOCKS; index++) {
+		hits += HitsExactly(*cache, key, index);
+	}
+	EXPECT_GT(hits, 0u);
+	EXPECT_EQ(cache->Counters().corrupt_blocks_removed, 0u) << "a rename is whole: no torn block is ever seen";
+	for (uint64_t index = 0; index < BLOCKS; index++) {
+		PutBlock(*cache, key, index);
+		EXPECT_TRUE(HitsExactly(*cache, key, index)) << index;
+	}
+	EXPECT_EQ(cache->Info().size(), 1u);
+}

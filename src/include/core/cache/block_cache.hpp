@@ -22,6 +22,7 @@
 // again (evicting the least recently used blocks down to 90% of the bound) when that count crosses the bound, and
 // at least once a second while it writes, to see what the others wrote. So the cache holds at most the bound plus
 // the blocks being written at once, plus, with several processes, what the others wrote within their last second.
+// Processes that open one directory with different bounds each evict down to their own: the smallest one wins.
 //===----------------------------------------------------------------------===//
 
 #pragma once
