@@ -133,6 +133,19 @@ protected:
 		return true;
 	}
 
+	//! In a forked child: puts blocks 0 to `blocks` - 1 of `key`, `rounds` times over, through a cache of its own,
+	//! and exits: 0 when every Put stored its block.
+	void FillInChild(uint64_t blocks, uint64_t rounds) {
+		std::string error;
+		auto writer = BlockCache::Open(folder.path, 64 * BLOCK, error);
+		bool stored = writer != nullptr;
+		for (uint64_t put = 0; stored && put / blocks < rounds; put++) {
+			auto bytes = BlockBytes(key.path + key.version, put % blocks, BLOCK);
+			stored = writer->Put(key, put % blocks, bytes.data(), BLOCK);
+		}
+		_exit(stored ? 0 : 1);
+	}
+
 	TempFolder folder;
 	const CacheKey key {"s3://bucket/table/part-0.parquet", "etag=\"abc\";size=1049810"};
 };
@@ -479,14 +492,7 @@ TEST_F(BlockCacheTest, AForkedProcessFillsWhileThisOneReads) {
 	pid_t child = fork();
 	ASSERT_GE(child, 0);
 	if (child == 0) {
-		std::string error;
-		auto writer = BlockCache::Open(folder.path, 64 * BLOCK, error);
-		bool stored = writer != nullptr;
-		for (uint64_t index = 0; stored && index < BLOCKS; index++) {
-			auto bytes = BlockBytes(key.path + key.version, index, BLOCK);
-			stored = writer->Put(key, index, bytes.data(), BLOCK);
-		}
-		_exit(stored ? 0 : 1);
+		FillInChild(BLOCKS, 1);
 	}
 	int status = 0;
 	uint64_t hits_while_filling = 0;
@@ -510,14 +516,7 @@ TEST_F(BlockCacheTest, AProcessKilledWhileFillingLeavesACacheTheNextOneReadsRigh
 	pid_t child = fork();
 	ASSERT_GE(child, 0);
 	if (child == 0) {
-		std::string error;
-		auto writer = BlockCache::Open(folder.path, 64 * BLOCK, error);
-		for (uint64_t round = 0; writer; round++) {
-			auto index = round % BLOCKS;
-			auto bytes = BlockBytes(key.path + key.version, index, BLOCK);
-			writer->Put(key, index, bytes.data(), BLOCK);
-		}
-		_exit(1);
+		FillInChild(BLOCKS, UINT64_MAX);
 	}
 	// Killed at some point of some write (before, during or after a rename), once it has stored a block.
 	auto first_block = cache->BlockFile(key, 0);
