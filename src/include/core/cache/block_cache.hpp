@@ -31,7 +31,6 @@
 #include "core/common/thread_annotations.hpp"
 
 #include <atomic>
-#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
