@@ -1,0 +1,347 @@
+#include "core/cache/block_cache.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <dirent.h>
+#include <map>
+#include <set>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <utility>
+
+namespace httpfs2 {
+
+constexpr uint64_t BlockCache::BLOCK_SIZE;
+
+namespace {
+
+//! A new layout gets a new folder, so processes of two httpfs2 versions never read each other's blocks.
+const char *const ROOT_FOLDER = "httpfs2-blocks-v1";
+const char *const TEMP_PREFIX = "tmp-";
+const char *const BLOCK_SUFFIX = ".blk";
+//! No block takes a minute to write, so a temporary file this old belongs to a writer that was killed.
+constexpr int64_t STALE_TEMP_NS = 60LL * 1000 * 1000 * 1000;
+//! How soon a writing process sees what the others wrote, against the cost of a scan (a stat per block).
+constexpr int64_t RESCAN_INTERVAL_NS = 1000LL * 1000 * 1000;
+//! Folder removals by other processes' scans that a write tries again after.
+constexpr int WRITE_ATTEMPTS = 4;
+
+int64_t Nanoseconds(const timespec &time) {
+	return int64_t(time.tv_sec) * 1000 * 1000 * 1000 + time.tv_nsec;
+}
+
+int64_t ClockNanoseconds(clockid_t clock) {
+	timespec now;
+	clock_gettime(clock, &now);
+	return Nanoseconds(now);
+}
+
+bool StartsWith(const std::string &text, const std::string &prefix) {
+	return text.compare(0, prefix.size(), prefix) == 0;
+}
+
+bool EndsWith(const std::string &text, const std::string &suffix) {
+	return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+std::string FolderOf(const std::string &file) {
+	return file.substr(0, file.rfind('/'));
+}
+
+//! Creates `path` and its missing parents; false with errno when one cannot be made.
+bool MakeFolders(const std::string &path) {
+	for (auto end = path.find('/', 1);; end = path.find('/', end + 1)) {
+		if (mkdir(path.substr(0, end).c_str(), 0755) != 0 && errno != EEXIST) {
+			return false;
+		}
+		if (end == std::string::npos) {
+			return true;
+		}
+	}
+}
+
+//! Whether a file can be created in `folder`: a folder can exist and still refuse writes.
+bool CanWriteIn(const std::string &folder) {
+	auto pattern = folder + "/" + TEMP_PREFIX + "probe-XXXXXX";
+	std::vector<char> name(pattern.begin(), pattern.end());
+	name.push_back('\0');
+	int fd = mkstemp(name.data());
+	if (fd < 0) {
+		return false;
+	}
+	close(fd);
+	unlink(name.data());
+	return true;
+}
+
+//! The names in `folder` but "." and ".."; none when it is gone (another process removed it).
+std::vector<std::string> ListFolder(const std::string &folder) {
+	std::vector<std::string> names;
+	DIR *listing = opendir(folder.c_str());
+	if (!listing) {
+		return names;
+	}
+	while (auto entry = readdir(listing)) {
+		std::string name = entry->d_name;
+		if (name != "." && name != "..") {
+			names.push_back(name);
+		}
+	}
+	closedir(listing);
+	return names;
+}
+
+void RemoveFolders(const std::set<std::string> &folders) {
+	for (auto &folder : folders) {
+		// Fails, as it should, while the folder holds anything: another block, a write under way.
+		rmdir(folder.c_str());
+	}
+}
+
+std::string Hex(uint64_t value) {
+	static const char digits[] = "0123456789abcdef";
+	std::string hex(16, '0');
+	for (int i = 15; i >= 0; i--, value >>= 4) {
+		hex[i] = digits[value & 0xF];
+	}
+	return hex;
+}
+
+} // namespace
+
+struct BlockCache::ScannedBlock {
+	std::string file;
+	uint64_t bytes;
+	int64_t modified_ns;
+};
+
+BlockCache::BlockCache(std::string root_p, uint64_t max_bytes_p) : root(std::move(root_p)), max_bytes(max_bytes_p) {
+}
+
+std::unique_ptr<BlockCache> BlockCache::Open(const std::string &directory, uint64_t max_bytes, std::string &error) {
+	auto root = directory + "/" + ROOT_FOLDER;
+	if (!MakeFolders(root) || !CanWriteIn(root)) {
+		error = "httpfs2: cannot keep the block cache in '" + directory + "': " + std::strerror(errno);
+		return nullptr;
+	}
+	std::unique_ptr<BlockCache> cache(new BlockCache(root, max_bytes));
+	cache->ScanAndEvict();
+	return cache;
+}
+
+bool BlockCache::Get(const CacheKey &key, uint64_t index, uint64_t length, char *out) {
+	auto found = BlockFileRead::ABSENT;
+	if (length > 0 && length <= BLOCK_SIZE) {
+		found = ReadBlockFile(BlockFile(key, index), key, index, length, out);
+	}
+	if (found == BlockFileRead::HIT) {
+		hits++;
+		bytes_served += length;
+		return true;
+	}
+	misses++;
+	if (found == BlockFileRead::INVALID) {
+		corrupt_blocks_removed++;
+	}
+	return false;
+}
+
+bool BlockCache::Put(const CacheKey &key, uint64_t index, const char *data, uint64_t length) {
+	if (length == 0 || length > BLOCK_SIZE || !WriteBlock(key, index, data, length)) {
+		return false;
+	}
+	bytes_written += length;
+	counted_bytes += BlockFileSize(key, length);
+	EvictIfDue();
+	return true;
+}
+
+bool BlockCache::WriteBlock(const CacheKey &key, uint64_t index, const char *data, uint64_t length) {
+	auto folder = ObjectFolder(key);
+	auto file = BlockFile(key, index);
+	for (int attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
+		// Unique across threads (the sequence) and processes (the pid); a name taken by a process of another pid
+		// namespace is EEXIST, and the next number is tried.
+		auto temp = folder + "/" + TEMP_PREFIX + std::to_string(getpid()) + "-" + std::to_string(temp_sequence++);
+		if (WriteBlockFile(temp, file, key, index, data, length)) {
+			return true;
+		}
+		// The folder is made on the first write of an object, and again when a scan found it empty and removed it.
+		bool worth_retrying = errno == EEXIST || (errno == ENOENT && MakeFolders(folder));
+		if (!worth_retrying) {
+			return false;
+		}
+	}
+	return false;
+}
+
+uint64_t BlockCache::Clear(const std::string &path_prefix) {
+	auto blocks = ScanBlocks();
+	uint64_t held = 0;
+	std::vector<ScannedBlock> matching;
+	for (auto &block : blocks) {
+		held += block.bytes;
+		CacheKey key;
+		uint64_t length;
+		// A block whose header cannot be read names no path: only clearing all removes it (a Get would too).
+		if (path_prefix.empty() || (ReadBlockKey(block.file, key, length) && StartsWith(key.path, path_prefix))) {
+			matching.push_back(block);
+		}
+	}
+	auto removed = RemoveBlocks(matching);
+	counted_bytes = held - std::min(held, removed);
+	return removed;
+}
+
+std::vector<CachedObject> BlockCache::Info() {
+	std::map<std::pair<std::string, std::string>, CachedObject> objects;
+	for (auto &block : ScanBlocks()) {
+		CacheKey key;
+		uint64_t length;
+		if (!ReadBlockKey(block.file, key, length)) {
+			continue;
+		}
+		auto &object = objects[std::make_pair(key.path, key.version)];
+		object.path = key.path;
+		object.version = key.version;
+		object.blocks++;
+		object.bytes += length;
+	}
+	std::vector<CachedObject> held;
+	for (auto &entry : objects) {
+		held.push_back(entry.second);
+	}
+	return held;
+}
+
+uint64_t BlockCache::HeldBytes() {
+	return ScanAndEvict();
+}
+
+uint64_t BlockCache::MaxBytes() const {
+	return max_bytes;
+}
+
+BlockCacheCounters BlockCache::Counters() const {
+	BlockCacheCounters counters;
+	counters.hits = hits;
+	counters.misses = misses;
+	counters.bytes_served = bytes_served;
+	counters.bytes_written = bytes_written;
+	counters.bytes_evicted = bytes_evicted;
+	counters.corrupt_blocks_removed = corrupt_blocks_removed;
+	return counters;
+}
+
+std::string BlockCache::ObjectFolder(const CacheKey &key) const {
+	auto hash = Hex(HashCacheKey(key));
+	return root + "/" + hash.substr(0, 2) + "/" + hash;
+}
+
+std::string BlockCache::BlockFile(const CacheKey &key, uint64_t index) const {
+	return ObjectFolder(key) + "/" + std::to_string(index) + BLOCK_SUFFIX;
+}
+
+bool BlockCache::ScanDue() const {
+	return counted_bytes > max_bytes || ClockNanoseconds(CLOCK_MONOTONIC) - last_scan_ns > RESCAN_INTERVAL_NS;
+}
+
+void BlockCache::EvictIfDue() {
+	if (!ScanDue()) {
+		return;
+	}
+	MutexLock lock(scan_mutex);
+	// Threads that found a scan due at once scan once: the first one's scan makes it due no more.
+	if (ScanDue()) {
+		ScanAndEvictLocked();
+	}
+}
+
+uint64_t BlockCache::ScanAndEvict() {
+	MutexLock lock(scan_mutex);
+	return ScanAndEvictLocked();
+}
+
+uint64_t BlockCache::ScanAndEvictLocked() {
+	auto blocks = ScanBlocks();
+	uint64_t held = 0;
+	for (auto &block : blocks) {
+		held += block.bytes;
+	}
+	held = EvictLeastRecentlyUsed(blocks, held);
+	counted_bytes = held;
+	last_scan_ns = ClockNanoseconds(CLOCK_MONOTONIC);
+	return held;
+}
+
+std::vector<BlockCache::ScannedBlock> BlockCache::ScanBlocks() {
+	std::vector<ScannedBlock> blocks;
+	auto now_ns = ClockNanoseconds(CLOCK_REALTIME);
+	for (auto &shard : ListFolder(root)) {
+		for (auto &object : ListFolder(root + "/" + shard)) {
+			ScanObjectFolder(root + "/" + shard + "/" + object, now_ns, blocks);
+		}
+	}
+	return blocks;
+}
+
+void BlockCache::ScanObjectFolder(const std::string &folder, int64_t now_ns, std::vector<ScannedBlock> &blocks) {
+	auto names = ListFolder(folder);
+	if (names.empty()) {
+		// Left by evictions and clears; a write that made it meanwhile makes it again.
+		rmdir(folder.c_str());
+	}
+	for (auto &name : names) {
+		auto file = folder + "/" + name;
+		struct stat status;
+		if (lstat(file.c_str(), &status) != 0 || !S_ISREG(status.st_mode)) {
+			continue;
+		}
+		auto modified_ns = Nanoseconds(status.st_mtim);
+		if (StartsWith(name, TEMP_PREFIX) && now_ns - modified_ns > STALE_TEMP_NS) {
+			unlink(file.c_str());
+		} else if (EndsWith(name, BLOCK_SUFFIX)) {
+			blocks.push_back(ScannedBlock {file, uint64_t(status.st_size), modified_ns});
+		}
+	}
+}
+
+uint64_t BlockCache::EvictLeastRecentlyUsed(std::vector<ScannedBlock> &blocks, uint64_t held) {
+	if (held <= max_bytes) {
+		return held;
+	}
+	// Down to 90% of the bound, so the next scans are a second apart rather than one every write.
+	auto target = max_bytes - max_bytes / 10;
+	std::sort(blocks.begin(), blocks.end(), [](const ScannedBlock &a, const ScannedBlock &b) {
+		return a.modified_ns != b.modified_ns ? a.modified_ns < b.modified_ns : a.file < b.file;
+	});
+	std::vector<ScannedBlock> oldest;
+	for (auto &block : blocks) {
+		if (held <= target) {
+			break;
+		}
+		oldest.push_back(block);
+		held -= block.bytes;
+	}
+	bytes_evicted += RemoveBlocks(oldest);
+	return held;
+}
+
+uint64_t BlockCache::RemoveBlocks(const std::vector<ScannedBlock> &blocks) {
+	uint64_t removed = 0;
+	std::set<std::string> folders;
+	for (auto &block : blocks) {
+		// Another process may have removed it first: then it is gone all the same, but not counted here.
+		if (unlink(block.file.c_str()) == 0) {
+			removed += block.bytes;
+		}
+		folders.insert(FolderOf(block.file));
+	}
+	RemoveFolders(folders);
+	return removed;
+}
+
+} // namespace httpfs2
