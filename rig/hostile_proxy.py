@@ -24,6 +24,8 @@ subresources); upload faults to the multipart requests of such keys; head_forbid
   and its answer lost (the connection closes without a response); later ones of that upload get 404 NoSuchUpload.
 - part_trickle: UploadPart is forwarded, and its answer sent one byte every trickle_interval seconds, for at most
   trickle_seconds, then the connection closes.
+- part_slow_down: the first slow_down_parts UploadParts (since the last reset) are not forwarded and answered 503
+  with S3's SlowDown error, as S3 answers a client past its request rate.
 - head_forbidden: HEAD is answered 403.
 - get_no_etag: object GETs are answered without their ETag header (HEADs keep theirs), as some gateways and caches
   answer.
@@ -72,7 +74,7 @@ READ_MODES = (
     "stall_body",
     "stall_tail",
 )
-UPLOAD_MODES = ("upload_part_no_etag", "complete_error_body", "complete_lost_404", "part_trickle")
+UPLOAD_MODES = ("upload_part_no_etag", "complete_error_body", "complete_lost_404", "part_trickle", "part_slow_down")
 HEADER_MODES = ("get_no_etag", "pinned_validators")
 MODES = frozenset(("normal", *READ_MODES, *UPLOAD_MODES, *HEADER_MODES, "head_forbidden"))
 
@@ -106,6 +108,10 @@ ERROR_BODY = (
     b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>InternalError</Code>'
     b"<Message>We encountered an internal error. Please try again.</Message>"
     b"<RequestId>hostile-proxy</RequestId></Error>"
+)
+SLOW_DOWN_BODY = (
+    b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>SlowDown</Code>'
+    b"<Message>Please reduce your request rate.</Message><RequestId>hostile-proxy</RequestId></Error>"
 )
 NO_SUCH_UPLOAD_BODY = (
     b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>NoSuchUpload</Code>'
@@ -503,6 +509,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _upload_part(self, modes: frozenset, body: bytes) -> int:
         proxy = self.proxy
+        if "part_slow_down" in modes and proxy.counts.get("hit:part_slow_down", 0) < proxy.slow_down_parts:
+            self._fault("part_slow_down")
+            return self._answer(503, SLOW_DOWN_BODY, [("Content-Type", "application/xml")], reason="Slow Down")
         if "part_trickle" in modes:
             response = self._request_upstream("PUT", self._forward_headers(), body)
             data = response.read()
@@ -580,6 +589,7 @@ class HostileProxy:
         stall_tail_closed_ranges: bool = False,
         trickle_interval: float = 1.0,
         trickle_seconds: float = 30.0,
+        slow_down_parts: int = 4,
         secret_key: str | None = None,
     ):
         if upstream_host not in (LOOPBACK, "localhost"):
@@ -592,6 +602,7 @@ class HostileProxy:
         self.stall_tail_closed_ranges = stall_tail_closed_ranges
         self.trickle_interval = trickle_interval
         self.trickle_seconds = trickle_seconds
+        self.slow_down_parts = slow_down_parts
         self.secret_key = secret_key
         self.pinned_time = "Mon, 23 Nov 2026 10:00:00 GMT"
         self._lock = threading.Lock()

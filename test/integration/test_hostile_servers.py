@@ -369,6 +369,43 @@ def test_an_upload_answered_wrongly_gives_the_object_or_an_error_and_no_open_upl
     assert left_open == [], f"multipart uploads left open: {left_open}"
 
 
+@pytest.mark.parametrize("client", CLIENTS)
+def test_parts_answered_slow_down_are_retried_after_a_wait_and_slow_the_uploads(
+    request, connect, rig, hostile_s3, upload_local, client
+):
+    """S3 answers a client past its request rate 503 SlowDown. UploadParts answered so reach httpfs2's uploader (not
+    retried at once inside httpfs): each is counted, waits before it is sent again, and halves the parts the
+    database's uploads send at once; the COPY completes byte-exact and leaves no multipart upload."""
+    abort_open_uploads(rig)
+    key = f"{PREFIX}uploads/slow-down-{client}.csv"
+    db = writer(connect, "httpfs2", client)
+    db.con.execute(BOUNDED)
+    # httpfs's default retries, within which a throttled part is sent again: fewer answers slow down than that.
+    db.con.execute("SET http_retries = 3; SET http_retry_wait_ms = 50")
+    streams_before = stats(db.con)["upload_streams"]
+    hostile_s3.reset()
+    hostile_s3.slow_down_parts = 2
+    hostile_s3.mode = "part_slow_down"
+    outcome = db.run(f"COPY ({UPLOAD_ROWS}) TO '{rig.url(key)}' (FORMAT csv)", proxy=hostile_s3)
+    counts = hostile_s3.counts
+    hostile_s3.mode = "normal"
+    fail_on_hang(outcome, "the COPY")
+    counters = stats(db.con)
+    report(
+        request,
+        outcome=outcome.text(),
+        slowed=counts.get("hit:part_slow_down", 0),
+        **{name: counters[name] for name in ("throttled_answers", "throttled_wait_seconds", "upload_streams")},
+    )
+    assert outcome.error is None, outcome.text()
+    assert sha256(stored(rig, key)) == sha256(upload_local)
+    assert counts.get("hit:part_slow_down", 0) >= 1, counts
+    assert counters["throttled_answers"] == counts["hit:part_slow_down"], (counters, counts)
+    assert counters["throttled_wait_seconds"] > 0
+    assert counters["upload_streams"] < max(streams_before, 2), (streams_before, counters["upload_streams"])
+    assert open_multipart_uploads(rig) == []
+
+
 def test_one_failed_completion_of_a_partitioned_copy_fails_it_naming_the_file(connect, rig, hostile_s3, tmp_path):
     """A PARTITION_BY COPY of 21 files, one of whose CompleteMultipartUpload is answered 200 with an <Error> body:
     the COPY fails naming that file, which is absent; the 20 others are complete, as each would be had its close

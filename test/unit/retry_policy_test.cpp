@@ -18,3 +18,19 @@ TEST(RetryBackoff, NoWaitIsLongerThanTheBound) {
 	EXPECT_EQ(policy.After(4).count(), 1000);
 	EXPECT_EQ(policy.After(30).count(), 1000);
 }
+
+//! A throttled answer waits even before the first retry, between half and all of the backoff's next step.
+TEST(RetryBackoff, AThrottledAttemptWaitsWithJitter) {
+	RetryBackoff policy {100, 4, 1000};
+	EXPECT_EQ(policy.Throttled(1, 0).count(), 50);
+	EXPECT_EQ(policy.Throttled(1, 0.999).count(), 99);
+	EXPECT_EQ(policy.Throttled(2, 0.5).count(), 300);
+	EXPECT_EQ(policy.Throttled(10, 0.999).count(), 999) << "within the bound";
+	for (int i = 0; i < 1000; i++) {
+		auto jitter = RetryJitter();
+		ASSERT_GE(jitter, 0);
+		ASSERT_LT(jitter, 1);
+	}
+	EXPECT_TRUE(IsThrottling(503) && IsThrottling(429));
+	EXPECT_FALSE(IsThrottling(500) || IsThrottling(404));
+}

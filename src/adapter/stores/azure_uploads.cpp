@@ -96,10 +96,17 @@ private:
 		request.ms_headers = std::move(ms_headers);
 		request.content_length = size;
 		request.content_type = content_type;
-		auto authorized = AuthorizeAzureRequest(connection, request);
-		duckdb::PutRequestInfo info(authorized.first, authorized.second, requests->Params(),
-		                            reinterpret_cast<duckdb::const_data_ptr_t>(data), size, content_type);
-		return requests->Send(info, what);
+		duckdb::unique_ptr<duckdb::PutRequestInfo> info;
+		return requests->SendIdempotent(
+		    [&](duckdb::HTTPParams &params) -> duckdb::BaseRequest & {
+			    // Signed afresh for each attempt (its x-ms-date): a throttled one may wait seconds.
+			    auto authorized = AuthorizeAzureRequest(connection, request);
+			    info = duckdb::make_uniq<duckdb::PutRequestInfo>(authorized.first, authorized.second, params,
+			                                                     reinterpret_cast<duckdb::const_data_ptr_t>(data), size,
+			                                                     content_type);
+			    return *info;
+		    },
+		    what);
 	}
 
 	const std::unique_ptr<UploadRequests> requests;
@@ -122,7 +129,7 @@ std::shared_ptr<UploadTarget> AzureUploads::TargetFor(const string &path, option
 	if (!AzureBlobPath::Parse(path, blob) || !AzureConnectionFor(path, opener, connection)) {
 		return nullptr;
 	}
-	auto requests = UploadRequests::For(path, opener);
+	auto requests = UploadRequests::For(path, opener, stats);
 	if (!requests) {
 		return nullptr;
 	}

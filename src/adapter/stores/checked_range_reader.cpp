@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <thread>
 
 namespace httpfs2 {
 
@@ -234,6 +235,7 @@ void CheckedRangeReader::ReadWithRetries(const ByteRange &range, char *destinati
 		Attempt attempt;
 		Send(range, destination, attempt);
 		bool retry = true;
+		bool throttled = false;
 		switch (attempt.answered ? attempt.verdict : RangeVerdict::NOT_SUCCESS) {
 		case RangeVerdict::EXACT:
 			if (attempt.received == range.length) {
@@ -263,17 +265,27 @@ void CheckedRangeReader::ReadWithRetries(const ByteRange &range, char *destinati
 			break;
 		case RangeVerdict::NOT_SUCCESS:
 			retry = !attempt.answered || !attempt.response || attempt.response->ShouldRetry();
-			if (streams && attempt.response &&
-			    (attempt.response->status == duckdb::HTTPStatusCode::ServiceUnavailable_503 ||
-			     attempt.response->status == duckdb::HTTPStatusCode::TooManyRequests_429)) {
-				streams->Throttled();
+			throttled = attempt.response && IsThrottling(static_cast<int>(attempt.response->status));
+			if (throttled) {
+				// Read too fast for the store: fewer streams for the database's reads from now on.
+				stats.Add(Counter::THROTTLED_ANSWERS);
+				if (streams) {
+					streams->Throttled();
+				}
 			}
 			break;
 		}
 		if (!retry || attempt_number > retries) {
 			Refuse(range, attempt);
 		}
-		RetryBackoff {params->retry_wait_ms, static_cast<double>(params->retry_backoff)}.Sleep(attempt_number);
+		RetryBackoff backoff {params->retry_wait_ms, static_cast<double>(params->retry_backoff)};
+		if (throttled) {
+			auto wait = backoff.Throttled(attempt_number, RetryJitter());
+			std::this_thread::sleep_for(wait);
+			stats.Add(Counter::THROTTLED_WAIT_MICROS, static_cast<uint64_t>(wait.count()) * 1000);
+		} else {
+			backoff.Sleep(attempt_number);
+		}
 	}
 }
 

@@ -266,10 +266,17 @@ private:
 
 	duckdb::unique_ptr<duckdb::HTTPResponse> Put(const Query &query, const char *data, uint64_t size,
 	                                             const string &context) {
-		auto request = Signed("PUT", query, SigV4Request::UNSIGNED_PAYLOAD);
-		duckdb::PutRequestInfo info(request.first, request.second, requests->Params(),
-		                            reinterpret_cast<duckdb::const_data_ptr_t>(data), size, CONTENT_TYPE);
-		return requests->Send(info, context);
+		duckdb::unique_ptr<duckdb::PutRequestInfo> info;
+		return requests->SendIdempotent(
+		    [&](duckdb::HTTPParams &params) -> duckdb::BaseRequest & {
+			    // Signed afresh for each attempt: a throttled one may wait seconds.
+			    auto request = Signed("PUT", query, SigV4Request::UNSIGNED_PAYLOAD);
+			    info = duckdb::make_uniq<duckdb::PutRequestInfo>(request.first, request.second, params,
+			                                                     reinterpret_cast<duckdb::const_data_ptr_t>(data), size,
+			                                                     CONTENT_TYPE);
+			    return *info;
+		    },
+		    context);
 	}
 
 	//! The answer's body. The attempts are counted here: `in_doubt` tells whether one whose answer was lost may
@@ -318,7 +325,7 @@ std::shared_ptr<UploadTarget> S3Uploads::TargetFor(const string &path, optional_
 	if (!ResolveS3Object(path, opener, credentials, address) || !credentials.kms_key_id.empty()) {
 		return nullptr;
 	}
-	auto requests = UploadRequests::For(path, opener);
+	auto requests = UploadRequests::For(path, opener, stats);
 	if (!requests) {
 		return nullptr;
 	}

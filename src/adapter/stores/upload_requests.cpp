@@ -1,6 +1,8 @@
 #include "adapter/stores/upload_requests.hpp"
 
 #include "adapter/common/error_context.hpp"
+#include "adapter/common/extension_state.hpp"
+#include "duckdb/common/error_data.hpp"
 #include "adapter/stores/store_http.hpp"
 #include "core/requests/retry_policy.hpp"
 #include "core/requests/s3_request.hpp"
@@ -8,14 +10,15 @@
 #include "duckdb/main/client_context.hpp"
 
 #include <chrono>
+#include <thread>
 
 namespace httpfs2 {
 
 using duckdb::unique_ptr;
 using std::string;
 
-std::unique_ptr<UploadRequests> UploadRequests::For(const string &path,
-                                                    duckdb::optional_ptr<duckdb::FileOpener> opener) {
+std::unique_ptr<UploadRequests> UploadRequests::For(const string &path, duckdb::optional_ptr<duckdb::FileOpener> opener,
+                                                    IoStats &stats) {
 	auto context = duckdb::FileOpener::TryGetClientContext(opener);
 	if (!context) {
 		return nullptr;
@@ -30,6 +33,8 @@ std::unique_ptr<UploadRequests> UploadRequests::For(const string &path,
 	std::unique_ptr<UploadRequests> requests(new UploadRequests(
 	    path, http, std::move(params), QuietParams(http, path, opener), UploadConnections::For(opener)));
 	requests->log = std::move(log);
+	requests->stats = &stats;
+	requests->streams = &ExtensionState::Get(*context->db)->upload_budget->streams;
 	return requests;
 }
 
@@ -85,13 +90,49 @@ UploadRequests::SendAttempts(const std::function<duckdb::BaseRequest &(duckdb::H
 	}
 }
 
+unique_ptr<duckdb::HTTPResponse>
+UploadRequests::SendIdempotent(const std::function<duckdb::BaseRequest &(duckdb::HTTPParams &)> &make,
+                               const string &what) {
+	bool in_doubt = false; // the same bytes under the same name, whichever attempt arrived
+	return SendAttempts(make, what, 1, in_doubt);
+}
+
+namespace {
+//! The HTTP status an error of httpfs's carries (an HTTPException's), else 0.
+int StatusOf(const std::exception &error) {
+	duckdb::ErrorData data(error);
+	auto status = data.ExtraInfo().find("status_code");
+	if (status == data.ExtraInfo().end()) {
+		return 0;
+	}
+	try {
+		return std::stoi(status->second);
+	} catch (std::exception &) {
+		return 0;
+	}
+}
+} // namespace
+
 void UploadRequests::RetryOrRethrow(const std::exception &error, duckdb::BaseRequest &request, const string &what,
                                     uint64_t attempt, uint64_t attempts, bool &in_doubt) {
 	in_doubt = true;
+	bool throttled = IsThrottling(StatusOf(error));
+	if (throttled) {
+		// Sent too fast for the store: fewer parts at once from now on, for every upload of the database.
+		streams->Throttled();
+		stats->Add(Counter::THROTTLED_ANSWERS);
+	}
 	if (attempt >= attempts) {
 		Rethrow(error, request, what);
 	}
-	RetryBackoff {params->retry_wait_ms, static_cast<double>(params->retry_backoff), MAX_RETRY_WAIT_MS}.Sleep(attempt);
+	RetryBackoff backoff {params->retry_wait_ms, static_cast<double>(params->retry_backoff), MAX_RETRY_WAIT_MS};
+	if (!throttled) {
+		backoff.Sleep(attempt);
+		return;
+	}
+	auto wait = backoff.Throttled(attempt, RetryJitter());
+	std::this_thread::sleep_for(wait);
+	stats->Add(Counter::THROTTLED_WAIT_MICROS, static_cast<uint64_t>(wait.count()) * 1000);
 }
 
 void UploadRequests::Rethrow(const std::exception &error, duckdb::BaseRequest &request, const string &what) {

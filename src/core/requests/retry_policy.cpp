@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <random>
 #include <thread>
 
 namespace httpfs2 {
@@ -15,6 +16,16 @@ std::chrono::milliseconds RetryBackoff::After(uint64_t failed) const {
 		wait = std::min(wait, static_cast<double>(max_wait_ms));
 	}
 	return std::chrono::milliseconds(static_cast<uint64_t>(wait));
+}
+
+std::chrono::milliseconds RetryBackoff::Throttled(uint64_t failed, double jitter) const {
+	auto full = static_cast<double>(After(failed + 1).count());
+	return std::chrono::milliseconds(static_cast<uint64_t>(full * (0.5 + 0.5 * jitter)));
+}
+
+double RetryJitter() {
+	thread_local std::minstd_rand generator(std::random_device {}());
+	return std::uniform_real_distribution<double>(0, 1)(generator);
 }
 
 void RetryBackoff::Sleep(uint64_t failed) const {

@@ -12,6 +12,8 @@
 #pragma once
 
 #include "adapter/stores/store_http.hpp"
+#include "core/common/io_stats.hpp"
+#include "core/common/stream_controller.hpp"
 #include "duckdb/common/file_opener.hpp"
 #include "duckdb/common/http_util.hpp"
 
@@ -26,8 +28,8 @@ class UploadRequests {
 public:
 	//! The requests of an upload of `path`; null without a client context or when the HTTP client cannot send a PUT
 	//! (DuckDB's built-in one, used while httpfs is not loaded).
-	static std::unique_ptr<UploadRequests> For(const std::string &path,
-	                                           duckdb::optional_ptr<duckdb::FileOpener> opener);
+	static std::unique_ptr<UploadRequests> For(const std::string &path, duckdb::optional_ptr<duckdb::FileOpener> opener,
+	                                           IoStats &stats);
 
 	//! What requests are built with.
 	duckdb::HTTPParams &Params() {
@@ -46,6 +48,11 @@ public:
 	duckdb::unique_ptr<duckdb::HTTPResponse>
 	SendAttempts(const std::function<duckdb::BaseRequest &(duckdb::HTTPParams &)> &make, const std::string &what,
 	             uint64_t min_attempts, bool &in_doubt);
+	//! SendAttempts for a request that may arrive twice (a PUT of a part or of a whole object: the same bytes under
+	//! the same name), so that an answer asking to slow down is seen here: the uploads' streams are halved and the
+	//! retry waits (RetryBackoff::Throttled), where httpfs's retry loop would retry it at once.
+	duckdb::unique_ptr<duckdb::HTTPResponse>
+	SendIdempotent(const std::function<duckdb::BaseRequest &(duckdb::HTTPParams &)> &make, const std::string &what);
 
 	static constexpr uint64_t MAX_RETRY_WAIT_MS = 1000;
 
@@ -69,6 +76,9 @@ private:
 	const duckdb::unique_ptr<duckdb::HTTPParams> single_attempt;
 	//! Where its requests are logged (QuietParams).
 	RequestLog log;
+	//! The filesystem's stats and the database's upload streams (UploadBudget::streams), told of throttled answers.
+	IoStats *stats = nullptr;
+	StreamController *streams = nullptr;
 	//! The connections of the uploads of this transaction (UploadConnections); null: `clients` alone.
 	const std::shared_ptr<HostClientPools> shared;
 	ClientPool clients;

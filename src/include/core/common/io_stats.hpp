@@ -78,6 +78,10 @@ enum class Counter : size_t {
 	//! object's version has one; without one, an object written within seconds): the object is then read through the
 	//! wrapped filesystem alone, as httpfs reads it.
 	RANGE_ANSWERS_UNPROVEN,
+	//! Answers to httpfs2's own requests that asked it to slow down (503 SlowDown or ServerBusy, 429), each also
+	//! halving the streams of reads or of uploads, and the time their retries waited (shown in seconds).
+	THROTTLED_ANSWERS,
+	THROTTLED_WAIT_MICROS,
 	//! Objects httpfs2's uploader made complete, the parts (a single PUT counts as one) and bytes it sent, and the
 	//! uploads it aborted (a failed part or completion, a file dropped without a successful close); bytes of parts
 	//! kept on local disk because the upload budget could not hold them.
@@ -134,6 +138,8 @@ constexpr CounterSpec COUNTER_SPECS[] = {
     {Counter::FOLDER_LISTINGS, "folder_listings"},
     {Counter::RANGE_ANSWERS_REFUSED, "range_answers_refused"},
     {Counter::RANGE_ANSWERS_UNPROVEN, "range_answers_unproven"},
+    {Counter::THROTTLED_ANSWERS, "throttled_answers"},
+    {Counter::THROTTLED_WAIT_MICROS, "throttled_wait_seconds"},
     {Counter::FILES_UPLOADED, "files_uploaded"},
     {Counter::UPLOAD_PARTS, "upload_parts"},
     {Counter::UPLOAD_BYTES, "upload_bytes"},

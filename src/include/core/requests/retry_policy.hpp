@@ -4,7 +4,8 @@
 // core/requests/retry_policy.hpp
 //
 // How long the requests httpfs2 sends itself wait between attempts: httpfs's policy (http_retry_wait_ms,
-// http_retry_backoff), written once for the range GETs and the uploads' requests.
+// http_retry_backoff), written once for the range GETs and the uploads' requests; and what an answer that asks the
+// client to slow down (throttling) makes them wait.
 //===----------------------------------------------------------------------===//
 
 #pragma once
@@ -25,6 +26,18 @@ struct RetryBackoff {
 	std::chrono::milliseconds After(uint64_t failed) const;
 	//! Sleeps for After(failed).
 	void Sleep(uint64_t failed) const;
+	//! The wait after attempt `failed` was throttled: the store asked to slow down, so even the first retry waits,
+	//! wait_ms x backoff^(failed - 1) (bounded by max_wait_ms), of which a random share between half and all of it
+	//! (`jitter` in [0, 1)): streams throttled at once do not all come back at once.
+	std::chrono::milliseconds Throttled(uint64_t failed, double jitter) const;
 };
+
+//! Whether an answer's status asks the client to slow down: 503 (S3's SlowDown, Azure's ServerBusy, GCS's) or 429.
+inline bool IsThrottling(int status) {
+	return status == 503 || status == 429;
+}
+
+//! A random number in [0, 1) for Throttled's jitter (a generator per thread).
+double RetryJitter();
 
 } // namespace httpfs2
