@@ -163,8 +163,11 @@ void PrefetchEngine::ManifestListRead(const string &path, const string &bytes, c
 
 void PrefetchEngine::ListFolder(const string &path, QueryPredictors &predictors, optional_ptr<FileOpener> opener) {
 	auto query = QueryVersions::Of(opener);
+	if (!query) {
+		return;
+	}
 	auto after = predictors.folders.ListAfter(path);
-	if (!query || after.empty()) {
+	if (after.empty()) {
 		return;
 	}
 	std::vector<ListedFile> listed;
