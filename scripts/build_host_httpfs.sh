@@ -20,6 +20,8 @@ set -euo pipefail
 log() { echo "[build_host_httpfs] $*" >&2; }
 # shellcheck source=scripts/cache_lib.sh
 source "$(dirname "$0")/cache_lib.sh"
+# shellcheck source=scripts/extension_lib.sh
+source "$(dirname "$0")/extension_lib.sh"
 VENDOR_DIR="$REPO_ROOT/../shared/vendor"
 PATCH_DIR="$REPO_ROOT/scripts/patches"
 HTTPFS_VARIANT="${HTTPFS_VARIANT:-}"
@@ -114,15 +116,6 @@ footer_view() {
 			--abi "\${ABI_TYPE}" COMMAND_ERROR_IS_FATAL ANY)
 	CMAKE
 	echo "$view"
-}
-
-# The footer's ABI/extension version/DuckDB version/platform/magic: 32-byte fields at these offsets of the last 512 bytes.
-footer_fields() { # file
-	local offset fields=()
-	for offset in 96 128 160 192 224; do
-		fields+=("$(tail -c 512 "$1" | dd bs=1 skip="$offset" count=32 2>/dev/null | tr -d '\0')")
-	done
-	(IFS=/ && echo "${fields[*]}")
 }
 
 cache_lock "httpfs-$DUCKDB_VERSION"
