@@ -15,7 +15,8 @@
 # The archives come from ../shared/vendor/ when present, else from a git clone at the same commit; the patches are
 # kept in scripts/patches/ (copies of the vendor ones). DuckDB's sources are the sdist of build_duckdb.sh (same cache).
 # The variants of one DuckDB version share one build tree (httpfs-build-<version>-<flags key>/): a second variant
-# recompiles httpfs alone. Needs the Debian packages libssl-dev and libcurl4-openssl-dev.
+# recompiles httpfs alone. Building needs the Debian packages libssl-dev and libcurl4-openssl-dev (a cached binary
+# does not).
 set -euo pipefail
 log() { echo "[build_host_httpfs] $*" >&2; }
 # shellcheck source=scripts/cache_lib.sh
@@ -25,15 +26,6 @@ source "$(dirname "$0")/extension_lib.sh"
 VENDOR_DIR="$REPO_ROOT/../shared/vendor"
 PATCH_DIR="$REPO_ROOT/scripts/patches"
 HTTPFS_VARIANT="${HTTPFS_VARIANT:-}"
-
-missing=()
-for package in libssl-dev libcurl4-openssl-dev; do
-	dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' || missing+=("$package")
-done
-if ((${#missing[@]})); then
-	log "missing Debian packages: ${missing[*]} (install them: apt-get install ${missing[*]})"
-	exit 1
-fi
 
 if [[ -n "$HTTPFS_VARIANT" && "$HTTPFS_VARIANT/$DUCKDB_VERSION" != pr389/2.0.1 ]]; then
 	log "unknown HTTPFS_VARIANT=$HTTPFS_VARIANT for DuckDB $DUCKDB_VERSION (empty, or pr389 for 2.0.1)"
@@ -120,6 +112,15 @@ footer_view() {
 
 cache_lock "httpfs-$DUCKDB_VERSION"
 if [[ ! -f "$OUT_DIR/.complete" ]]; then
+	# Needed to build, not to use the cached binary.
+	missing=()
+	for package in libssl-dev libcurl4-openssl-dev; do
+		dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' || missing+=("$package")
+	done
+	if ((${#missing[@]})); then
+		log "missing Debian packages: ${missing[*]} (install them: apt-get install ${missing[*]})"
+		exit 1
+	fi
 	start=$(date +%s)
 	fetch_duckdb_sdist
 	mkdir -p "$OUT_DIR" "$BUILD_DIR"
