@@ -24,6 +24,12 @@ class Host:
     # What `make DUCKDB_VERSION=version` built.
     extension: Path
 
+    @property
+    def cli(self) -> Path | None:
+        """The host's duckdb CLI (duckdb-cli), where the registry has one (the 1.5 line; no 2.0 CLI is on any)."""
+        path = self.python.parent / "duckdb"
+        return path if path.exists() else None
+
 
 @pytest.fixture(scope="session")
 def rig():

@@ -168,3 +168,38 @@ def test_install_read_write_settings_stats(host, rig, repository, blob, parquet,
     assert got["rejected"] is not None and "httpfs2_write_part_size_bytes" in got["rejected"], got
     assert "between 5242880 and" in got["rejected"], got
     assert str(got["part_size"]) == "5242880", got
+
+
+def test_the_cli_installs_and_reads(host, rig, repository, blob, tmp_path):
+    """The CLI of the host's version (started with -unsigned) installs httpfs2 from the repository, loads it beside the
+    host's httpfs, reads a blob byte-exact through it and rejects a setting out of range naming it."""
+    if host.cli is None:
+        pytest.skip(f"no duckdb CLI {host.version} on a registry")
+    blob_url, blob_data = blob
+    setup = (
+        f"SET extension_directory = '{tmp_path / 'extensions'}'; INSTALL httpfs2 FROM '{repository}'; "
+        f"LOAD '{host.httpfs}'; LOAD httpfs2; {rig.secret_sql()}; SET enable_external_file_cache = false; "
+        "SET httpfs2_parallel_read_enabled = true;"
+    )
+    read = (
+        f"SELECT sha256(content) FROM read_blob('{blob_url}'); "
+        f"SELECT reads > 0 AND bytes_read >= {len(blob_data)} FROM httpfs2_stats() WHERE filesystem = 'S3FileSystem';"
+    )
+    done = subprocess.run(
+        [str(host.cli), "-unsigned", "-csv", "-noheader", "-c", setup + read],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[-2:] == [sha256(blob_data), "true"], done.stdout  # (CREATE SECRET prints a line first)
+    rejected = subprocess.run(
+        [str(host.cli), "-unsigned", "-c", setup + "SET httpfs2_write_part_size_bytes = 1;"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert rejected.returncode != 0
+    assert "httpfs2_write_part_size_bytes" in rejected.stderr, rejected.stderr
