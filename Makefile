@@ -3,8 +3,9 @@
 #   make DUCKDB_VERSION=2.0.1   the extension for that DuckDB (1.5.6, 2.0.1) into build/v<version>/
 #   make test            format check, unit tests (also under TSan and ASan), integration tests
 #   make demo            the short benchmark, native vs httpfs2
-#   make repository      build/repository/: a DuckDB extension repository (INSTALL httpfs2 FROM '<its path or URL>')
-#   make wheel           dist/duckdb_extension_httpfs2-*.whl: a Python wheel of the extension (pip install it)
+#   make repository      build/repository/: a DuckDB extension repository of every version built (INSTALL httpfs2 FROM
+#                        '<its path or URL>'); builds DUCKDB_VERSION's first
+#   make wheel           dist/duckdb_extension_httpfs2-*.whl: a Python wheel per version built (pip install it)
 #   make bench           the bench runner with BENCH_ARGS, e.g. make bench BENCH_ARGS='run full' (or '--mode full')
 #   make format          apply clang-format and ruff
 #   make format-check    report unformatted files and lint findings, change nothing
@@ -38,11 +39,11 @@ bench:
 	.venv/bin/python -m bench $(BENCH_ARGS) </dev/null
 
 repository:
-	bash scripts/build.sh </dev/null
+	DUCKDB_VERSION=$(DUCKDB_VERSION) bash scripts/build.sh </dev/null
 	bash scripts/repository.sh </dev/null
 
 wheel:
-	bash scripts/build.sh </dev/null
+	DUCKDB_VERSION=$(DUCKDB_VERSION) bash scripts/build.sh </dev/null
 	bash scripts/wheel.sh </dev/null
 
 format:

@@ -1,5 +1,6 @@
 """Where the rig's binaries and the extensions live."""
 
+import importlib.metadata
 import importlib.util
 import os
 from pathlib import Path
@@ -7,7 +8,11 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parent.parent
 TOOLS_BIN = REPO_ROOT / ".tools" / "bin"
 HTTPFS2_EXTENSION = Path(os.environ.get("HTTPFS2_EXTENSION", REPO_ROOT / "build" / "httpfs2.duckdb_extension"))
-DUCKDB_VERSION = "v1.5.5"
+# The DuckDB of the Python running this (.venv/'s 1.5.5, or a host's: the integration suite on 2.0.1), as DuckDB names
+# its version folders.
+DUCKDB_VERSION = "v" + importlib.metadata.version("duckdb")
+# httpfs for a DuckDB no registry serves it for (1.5.6, 2.0.x): the file scripts/build_host_httpfs.sh built.
+HOST_HTTPFS = os.environ.get("HTTPFS2_HOST_HTTPFS")
 
 
 def _wheel_extension(package: str, name: str) -> Path:
@@ -21,6 +26,8 @@ def _wheel_extension(package: str, name: str) -> Path:
 
 
 def httpfs_extension() -> Path:
+    if HOST_HTTPFS:
+        return Path(HOST_HTTPFS)
     return _wheel_extension("duckdb_extension_httpfs", "httpfs")
 
 

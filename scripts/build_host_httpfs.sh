@@ -15,23 +15,17 @@
 # The archives come from ../shared/vendor/ when present, else from a git clone at the same commit; the patches are
 # kept in scripts/patches/ (copies of the vendor ones). DuckDB's sources are the sdist of build_duckdb.sh (same cache).
 # The variants of one DuckDB version share one build tree (httpfs-build-<version>-<flags key>/): a second variant
-# recompiles httpfs alone. Needs the Debian packages libssl-dev and libcurl4-openssl-dev.
+# recompiles httpfs alone. Building needs the Debian packages libssl-dev and libcurl4-openssl-dev (a cached binary
+# does not).
 set -euo pipefail
 log() { echo "[build_host_httpfs] $*" >&2; }
 # shellcheck source=scripts/cache_lib.sh
 source "$(dirname "$0")/cache_lib.sh"
+# shellcheck source=scripts/extension_lib.sh
+source "$(dirname "$0")/extension_lib.sh"
 VENDOR_DIR="$REPO_ROOT/../shared/vendor"
 PATCH_DIR="$REPO_ROOT/scripts/patches"
 HTTPFS_VARIANT="${HTTPFS_VARIANT:-}"
-
-missing=()
-for package in libssl-dev libcurl4-openssl-dev; do
-	dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' || missing+=("$package")
-done
-if ((${#missing[@]})); then
-	log "missing Debian packages: ${missing[*]} (install them: apt-get install ${missing[*]})"
-	exit 1
-fi
 
 if [[ -n "$HTTPFS_VARIANT" && "$HTTPFS_VARIANT/$DUCKDB_VERSION" != pr389/2.0.1 ]]; then
 	log "unknown HTTPFS_VARIANT=$HTTPFS_VARIANT for DuckDB $DUCKDB_VERSION (empty, or pr389 for 2.0.1)"
@@ -116,17 +110,17 @@ footer_view() {
 	echo "$view"
 }
 
-# The footer's ABI/extension version/DuckDB version/platform/magic: 32-byte fields at these offsets of the last 512 bytes.
-footer_fields() { # file
-	local offset fields=()
-	for offset in 96 128 160 192 224; do
-		fields+=("$(tail -c 512 "$1" | dd bs=1 skip="$offset" count=32 2>/dev/null | tr -d '\0')")
-	done
-	(IFS=/ && echo "${fields[*]}")
-}
-
 cache_lock "httpfs-$DUCKDB_VERSION"
 if [[ ! -f "$OUT_DIR/.complete" ]]; then
+	# Needed to build, not to use the cached binary.
+	missing=()
+	for package in libssl-dev libcurl4-openssl-dev; do
+		dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' || missing+=("$package")
+	done
+	if ((${#missing[@]})); then
+		log "missing Debian packages: ${missing[*]} (install them: apt-get install ${missing[*]})"
+		exit 1
+	fi
 	start=$(date +%s)
 	fetch_duckdb_sdist
 	mkdir -p "$OUT_DIR" "$BUILD_DIR"

@@ -1,28 +1,28 @@
 #!/usr/bin/env bash
-# Lays an extension file out as a DuckDB extension repository: <out>/<duckdb version>/<platform>/httpfs2.duckdb_extension
-# and its .gz, which `INSTALL httpfs2 FROM '<out>'` reads (a folder, or the same tree served over HTTP).
-# Usage: scripts/repository.sh [extension file] [output folder]; defaults: build/httpfs2.duckdb_extension, build/repository.
+# Lays extension files out as a DuckDB extension repository: <out>/<DuckDB version>/<platform>/httpfs2.duckdb_extension
+# and its .gz, which `INSTALL httpfs2 FROM '<out>'` reads (a folder, or the same tree served over HTTP). The version
+# folder is the one DuckDB looks up, its version as it reports it (v1.5.5, v2.0.1), read with the platform from the
+# binary's metadata footer, so each DuckDB finds the build made for it.
+# Usage: scripts/repository.sh [extension file | --all] [output folder]; defaults: --all (every version built:
+# build/httpfs2.duckdb_extension, build/v<version>/httpfs2.duckdb_extension), build/repository.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-EXTENSION="${1:-$ROOT/build/httpfs2.duckdb_extension}"
+# shellcheck source=scripts/extension_lib.sh
+source "$ROOT/scripts/extension_lib.sh"
+WHICH="${1:---all}"
 OUT="${2:-$ROOT/build/repository}"
-# The version and platform the extension was built for, as CMake has them (CMakeLists.txt's defaults otherwise).
-cmake_value() {
-	local name=$1 value
-	value="$(sed -n "s/^$name:STRING=//p" "$ROOT/build/CMakeCache.txt" 2>/dev/null || true)"
-	if [[ -z "$value" ]]; then
-		value="$(sed -n "s/^set($name \"\([^\"]*\)\".*/\1/p" "$ROOT/CMakeLists.txt")"
+list="$(extensions_to_package "$ROOT" "$WHICH" repository)"
+mapfile -t extensions <<<"$list"
+for extension in "${extensions[@]}"; do
+	IFS=/ read -r abi _ version platform magic <<<"$(footer_fields "$extension")"
+	if [[ "$magic" != 4 || "$abi" != CPP || -z "$version" || -z "$platform" ]]; then
+		echo "[repository] $extension has no DuckDB extension metadata footer" >&2
+		exit 1
 	fi
-	echo "$value"
-}
-VERSION="$(cmake_value DUCKDB_VERSION)"
-PLATFORM="$(cmake_value DUCKDB_PLATFORM)"
-if [[ ! -f "$EXTENSION" ]]; then
-	echo "[repository] $EXTENSION not found: run make first" >&2
-	exit 1
-fi
-DIR="$OUT/$VERSION/$PLATFORM"
-mkdir -p "$DIR"
-cp -f "$EXTENSION" "$DIR/httpfs2.duckdb_extension"
-gzip -9 -n -c "$EXTENSION" >"$DIR/httpfs2.duckdb_extension.gz"
-echo "[repository] $DIR/httpfs2.duckdb_extension(.gz): INSTALL httpfs2 FROM '$OUT'"
+	dir="$OUT/$version/$platform"
+	mkdir -p "$dir"
+	cp -f "$extension" "$dir/httpfs2.duckdb_extension"
+	gzip -9 -n -c "$extension" >"$dir/httpfs2.duckdb_extension.gz"
+	echo "[repository] $dir/httpfs2.duckdb_extension(.gz) for DuckDB $version"
+done
+echo "[repository] INSTALL httpfs2 FROM '$OUT'"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checks formatting (scripts/format.sh --check), builds everything and runs all tests: the IO core's unit tests
 # (ctest), then the integration tests (pytest) against a real local S3 server and proxy that the fixtures start on
-# 127.0.0.1, twice: with the release extension, then with one built under AddressSanitizer. Arguments go to pytest.
+# 127.0.0.1, twice: with the release extension, then with one built under AddressSanitizer; then the smoke suite in
+# the other DuckDB versions (test/versions: DuckDB 2.0.1 and 1.5.6). Arguments go to the integration tests' pytest.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
@@ -31,3 +32,14 @@ HTTPFS2_EXTENSION="$ROOT/build/extension-address/httpfs2.duckdb_extension" \
 	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
 	.venv/bin/python -m pytest test/integration -q -p no:cacheprovider "$@"
 echo "[test] integration tests with the extension under AddressSanitizer: passed"
+# The smoke suite (test/versions) in the DuckDB versions beside 1.5.5: httpfs2 built for each, the stock Python duckdb
+# of each (scripts/setup_host.sh, into .venv-duckdb-<version>/) beside the httpfs built for it
+# (scripts/build_host_httpfs.sh, cached per machine as DuckDB's static libraries are).
+HOST_VERSIONS=(2.0.1 1.5.6)
+for version in "${HOST_VERSIONS[@]}"; do
+	DUCKDB_VERSION="$version" bash scripts/build.sh
+	bash scripts/setup_host.sh "$version" >/dev/null
+	DUCKDB_VERSION="$version" bash scripts/build_host_httpfs.sh >/dev/null
+done
+HTTPFS2_HOST_VERSIONS="${HOST_VERSIONS[*]}" .venv/bin/python -m pytest test/versions -q -p no:cacheprovider
+echo "[test] smoke suite in DuckDB ${HOST_VERSIONS[*]}: passed"

@@ -5,10 +5,13 @@ keep theirs. Standard library only: a wheel is a zip of the files and a .dist-in
 sha256 (PEP 427). Prints the wheel's path.
 
 Versions and platform are the binary's own: its metadata footer (scripts/append_metadata.py wrote it from CMake's
-values; DuckDB checks it at LOAD) gives httpfs2's version (the wheel's), the DuckDB version (the folder, and the
-pinned duckdb) and the platform. The platform tag is manylinux_<glibc>_<arch> for the oldest glibc that has every
-symbol version the binary needs (objdump -T) from glibc and, on the distributions of that manylinux policy, from
-libstdc++: pip on an older system does not pick a wheel whose LOAD would fail there.
+values; DuckDB checks it at LOAD) gives the DuckDB version (the folder, the pinned duckdb and, as the official
+duckdb-extension-* wheels are versioned, the wheel's version), httpfs2's version (the local label: 2.0.1+httpfs2.0.1.0,
+so the wheels of one httpfs2 for several DuckDB versions differ in name, and `pip install
+"duckdb_extension_httpfs2==2.0.1"` picks the one for DuckDB 2.0.1) and the platform. The platform tag is
+manylinux_<glibc>_<arch> for the oldest glibc that has every symbol version the binary needs (objdump -T) from glibc
+and, on the distributions of that manylinux policy, from libstdc++: pip on an older system does not pick a wheel whose
+LOAD would fail there.
 """
 
 import argparse
@@ -23,7 +26,8 @@ HERE = Path(__file__).resolve().parent
 LICENSE = HERE.parent.parent / "LICENSE"
 PACKAGE = "duckdb_extension_httpfs2"
 PACKAGE_FILES = ("__init__.py", "py.typed")
-REQUIRES_PYTHON = ">=3.10"  # duckdb 1.5.5's
+# The Pythons of the duckdb each wheel requires (its pyproject.toml's requires-python), by DuckDB's major.minor.
+REQUIRES_PYTHON = {"1.5": ">=3.10", "2.0": ">=3.11"}
 FOOTER_BYTES = 512
 FIELD_BYTES = 32
 ARCHES = {"linux_amd64": "x86_64"}
@@ -85,7 +89,7 @@ def metadata(version: str, duckdb_version: str) -> str:
         "Summary: httpfs2, the DuckDB extension that makes remote reads fast, and a helper that loads it\n"
         "License-Expression: MIT\n"
         "License-File: LICENSE\n"
-        f"Requires-Python: {REQUIRES_PYTHON}\n"
+        f"Requires-Python: {REQUIRES_PYTHON[duckdb_version.rsplit('.', 1)[0]]}\n"
         f"Requires-Dist: duckdb=={duckdb_version}\n"
         "Description-Content-Type: text/markdown\n"
         f"\n{readme}"
@@ -99,14 +103,18 @@ def record_line(name: str, data: bytes) -> str:
 
 def write_wheel(binary: Path, out: Path) -> Path:
     fields = footer(binary)
-    version = fields["extension_version"].removeprefix("v")
-    if not re.fullmatch(r"[0-9]+(\.[0-9]+)*", version):
+    release = fields["extension_version"].removeprefix("v")
+    if not re.fullmatch(r"[0-9]+(\.[0-9]+)*", release):
         raise SystemExit(f"{binary}: extension version {fields['extension_version']} is not a release number")
+    duckdb_version = fields["duckdb_version"].removeprefix("v")
+    version = f"{duckdb_version}+httpfs2.{release}"
+    if duckdb_version.rsplit(".", 1)[0] not in REQUIRES_PYTHON:
+        raise SystemExit(f"{binary}: DuckDB {duckdb_version} has no Requires-Python here: add it to REQUIRES_PYTHON")
     tag = f"py3-none-{platform_tag(binary, fields['platform'])}"
     dist_info = f"{PACKAGE}-{version}.dist-info"
     files = {f"{PACKAGE}/{name}": (HERE / PACKAGE / name).read_bytes() for name in PACKAGE_FILES}
     files[f"{PACKAGE}/extensions/{fields['duckdb_version']}/httpfs2.duckdb_extension"] = binary.read_bytes()
-    files[f"{dist_info}/METADATA"] = metadata(version, fields["duckdb_version"].removeprefix("v")).encode()
+    files[f"{dist_info}/METADATA"] = metadata(version, duckdb_version).encode()
     files[f"{dist_info}/WHEEL"] = (
         f"Wheel-Version: 1.0\nGenerator: httpfs2 packaging/python/build_wheel.py\nRoot-Is-Purelib: true\nTag: {tag}\n"
     ).encode()

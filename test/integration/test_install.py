@@ -148,7 +148,7 @@ def install_and_read(rig, tmp_path, repository: str, url: str) -> dict:
 
 
 def test_repository_layout_is_what_install_reads(repository):
-    folder = repository / "v1.5.5" / "linux_amd64"
+    folder = repository / DUCKDB_VERSION / "linux_amd64"
     assert sorted(p.name for p in folder.iterdir()) == ["httpfs2.duckdb_extension", "httpfs2.duckdb_extension.gz"]
     assert (folder / "httpfs2.duckdb_extension").read_bytes() == HTTPFS2_EXTENSION.read_bytes()
 

@@ -105,13 +105,10 @@ unique_ptr<UploadHandle> WrappedFileSystem::OpenUpload(const string &path, duckd
 	                                       StatementUploads::For(opener), settings);
 }
 
-namespace {
-//! `handle` as the uploader's handle, or null for a handle reading through the wrapped filesystem.
-UploadHandle *AsUpload(FileHandle &handle) {
+UploadHandle *WrappedFileSystem::AsUpload(FileHandle &handle) {
 	auto &wrapped = handle.Cast<WrappedFileHandle>();
 	return wrapped.kind == WrappedFileHandle::Kind::UPLOAD ? &handle.Cast<UploadHandle>() : nullptr;
 }
-} // namespace
 
 ReadHandle &WrappedFileSystem::Readable(FileHandle &handle) {
 	if (AsUpload(handle)) {
@@ -221,27 +218,10 @@ int64_t WrappedFileSystem::Read(FileHandle &handle, void *buffer, int64_t nr_byt
 
 // --- writing ---
 
-void WrappedFileSystem::Append(UploadHandle &handle, void *buffer, int64_t nr_bytes) {
-	try {
-		handle.upload->Write(static_cast<const char *>(buffer), static_cast<uint64_t>(nr_bytes));
-	} catch (duckdb::Exception &) {
-		throw; // the store's error, as httpfs gave it
-	} catch (std::exception &error) {
-		throw duckdb::IOException("httpfs2: writing '%s': %s", handle.path, error.what());
-	}
-}
-
 void WrappedFileSystem::Write(FileHandle &handle, void *buffer, int64_t nr_bytes, idx_t location) {
 	stats->RecordWrite(static_cast<uint64_t>(std::max<int64_t>(nr_bytes, 0)));
 	if (auto upload = AsUpload(handle)) {
-		if (location != upload->upload->BytesWritten()) {
-			throw duckdb::NotImplementedException(
-			    "httpfs2: '%s' is written in order by httpfs2's uploader: a write at byte %llu after %llu bytes "
-			    "(set httpfs2_write_enabled = false to write it with httpfs)",
-			    handle.path, static_cast<unsigned long long>(location),
-			    static_cast<unsigned long long>(upload->upload->BytesWritten()));
-		}
-		Append(*upload, buffer, nr_bytes);
+		upload->AppendAt(static_cast<const char *>(buffer), static_cast<uint64_t>(nr_bytes), location);
 		return;
 	}
 	auto &primary = InnerOf(handle);
@@ -251,7 +231,7 @@ void WrappedFileSystem::Write(FileHandle &handle, void *buffer, int64_t nr_bytes
 int64_t WrappedFileSystem::Write(FileHandle &handle, void *buffer, int64_t nr_bytes) {
 	stats->RecordWrite(static_cast<uint64_t>(std::max<int64_t>(nr_bytes, 0)));
 	if (auto upload = AsUpload(handle)) {
-		Append(*upload, buffer, nr_bytes);
+		upload->Append(static_cast<const char *>(buffer), static_cast<uint64_t>(nr_bytes));
 		return nr_bytes;
 	}
 	auto &primary = InnerOf(handle);
@@ -269,12 +249,6 @@ void WrappedFileSystem::FileSync(FileHandle &handle) {
 // --- what a handle reports: the version httpfs2 knew, else the wrapped filesystem's answer ---
 
 namespace {
-//! The upload `handle` writes, or null for a handle reading through the wrapped filesystem.
-ObjectUpload *UploadOf(FileHandle &handle) {
-	auto upload = AsUpload(handle);
-	return upload ? upload->upload.get() : nullptr;
-}
-
 //! The version httpfs2 knew for `handle`, or null.
 const ObjectVersion *KnownVersion(FileHandle &handle) {
 	auto &wrapped = handle.Cast<WrappedFileHandle>();
@@ -286,7 +260,7 @@ const ObjectVersion *KnownVersion(FileHandle &handle) {
 } // namespace
 
 int64_t WrappedFileSystem::GetFileSize(FileHandle &handle) {
-	if (auto upload = UploadOf(handle)) {
+	if (auto upload = AsUpload(handle)) {
 		return static_cast<int64_t>(upload->BytesWritten());
 	}
 	if (auto version = KnownVersion(handle)) {
@@ -313,7 +287,7 @@ string WrappedFileSystem::GetVersionTag(FileHandle &handle) {
 }
 
 duckdb::FileType WrappedFileSystem::GetFileType(FileHandle &handle) {
-	if (KnownVersion(handle) || UploadOf(handle)) {
+	if (KnownVersion(handle) || AsUpload(handle)) {
 		return duckdb::FileType::FILE_TYPE_REGULAR;
 	}
 	auto &primary = InnerOf(handle);
@@ -326,6 +300,7 @@ duckdb::FileMetadata WrappedFileSystem::Stats(FileHandle &handle) {
 		metadata.file_size = static_cast<int64_t>(version->size);
 		metadata.last_modification_time = version->last_modified;
 		metadata.file_type = duckdb::FileType::FILE_TYPE_REGULAR;
+		compat::SetVersionTag(metadata, version->etag);
 		return metadata;
 	}
 	auto &primary = InnerOf(handle);
@@ -333,7 +308,7 @@ duckdb::FileMetadata WrappedFileSystem::Stats(FileHandle &handle) {
 }
 
 bool WrappedFileSystem::OnDiskFile(FileHandle &handle) {
-	if (KnownVersion(handle) || UploadOf(handle)) {
+	if (KnownVersion(handle) || AsUpload(handle)) {
 		return false;
 	}
 	auto &primary = InnerOf(handle);
@@ -343,19 +318,19 @@ bool WrappedFileSystem::OnDiskFile(FileHandle &handle) {
 // A seek never opens a handle that is not open yet (LazyHandle); an upload only appends, so it has nothing to seek.
 
 void WrappedFileSystem::Seek(FileHandle &handle, idx_t location) {
-	if (!UploadOf(handle)) {
+	if (!AsUpload(handle)) {
 		handle.Cast<ReadHandle>().inner.Seek(location);
 	}
 }
 
 void WrappedFileSystem::Reset(FileHandle &handle) {
-	if (!UploadOf(handle)) {
+	if (!AsUpload(handle)) {
 		handle.Cast<ReadHandle>().inner.Reset();
 	}
 }
 
 idx_t WrappedFileSystem::SeekPosition(FileHandle &handle) {
-	if (auto upload = UploadOf(handle)) {
+	if (auto upload = AsUpload(handle)) {
 		return upload->BytesWritten();
 	}
 	return handle.Cast<ReadHandle>().inner.SeekPosition();

@@ -1,5 +1,7 @@
 #include "adapter/handles/lazy_handle.hpp"
 
+#include "adapter/compat/file_system_api.hpp"
+
 namespace httpfs2 {
 
 using duckdb::FileHandle;
@@ -7,6 +9,7 @@ using duckdb::idx_t;
 
 LazyHandle::LazyHandle(duckdb::unique_ptr<FileHandle> opened) : handle(opened.release()) {
 	D_ASSERT(handle);
+	compat::LeaveIoCountToWrapper(*handle);
 }
 
 LazyHandle::LazyHandle(Opener open_p) : open([open_p]() { return std::shared_ptr<FileHandle>(open_p().release()); }) {
@@ -19,6 +22,7 @@ FileHandle &LazyHandle::Get() {
 	std::lock_guard<std::mutex> guard(lock);
 	if (!handle) {
 		auto opened = open();
+		compat::LeaveIoCountToWrapper(*opened);
 		if (position != 0) {
 			opened->file_system.Seek(*opened, position);
 		}

@@ -40,6 +40,10 @@ duckdb::FileCompressionType ReadHandle::GetFileCompressionType() {
 	return inner.IsOpen() ? Inner().GetFileCompressionType() : duckdb::FileCompressionType::UNCOMPRESSED;
 }
 
+bool ReadHandle::Seekable() {
+	return inner.IsOpen() ? Inner().CanSeek() : file_system.CanSeek();
+}
+
 bool ReadHandle::Interrupted() const {
 	auto context = client_context.lock();
 	return context && compat::Interrupted(*context);

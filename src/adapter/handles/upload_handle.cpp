@@ -1,5 +1,7 @@
 #include "adapter/handles/upload_handle.hpp"
 
+#include "adapter/compat/file_system_api.hpp"
+
 #include <chrono>
 
 namespace httpfs2 {
@@ -13,6 +15,50 @@ UploadHandle::UploadHandle(duckdb::FileSystem &wrapper, const std::string &path,
 }
 
 UploadHandle::~UploadHandle() = default;
+
+void UploadHandle::Append(const char *data, uint64_t size) {
+	std::unique_lock<std::mutex> guard(order);
+	AppendLocked(guard, data, size, written.load());
+}
+
+void UploadHandle::AppendAt(const char *data, uint64_t size, uint64_t location) {
+	std::unique_lock<std::mutex> guard(order);
+	if (compat::WRITES_MAY_OVERLAP) {
+		appended.wait(guard, [&]() { return location <= written.load() || failure || !upload; });
+	}
+	AppendLocked(guard, data, size, location);
+}
+
+void UploadHandle::AppendLocked(std::unique_lock<std::mutex> &guard, const char *data, uint64_t size,
+                                uint64_t location) {
+	if (!upload) {
+		throw duckdb::IOException("httpfs2: cannot write '%s': its upload was aborted", path);
+	}
+	if (failure) {
+		std::rethrow_exception(failure);
+	}
+	if (location != written.load()) {
+		throw duckdb::NotImplementedException(
+		    "httpfs2: '%s' is written in order by httpfs2's uploader: a write at byte %llu after %llu bytes "
+		    "(set httpfs2_write_enabled = false to write it with httpfs)",
+		    path, static_cast<unsigned long long>(location), static_cast<unsigned long long>(written.load()));
+	}
+	try {
+		try {
+			upload->Write(data, size);
+		} catch (duckdb::Exception &) {
+			throw; // the store's error, as httpfs gave it
+		} catch (std::exception &error) {
+			throw duckdb::IOException("httpfs2: writing '%s': %s", path, error.what());
+		}
+	} catch (...) {
+		failure = std::current_exception();
+		appended.notify_all();
+		throw;
+	}
+	written.store(upload->BytesWritten());
+	appended.notify_all();
+}
 
 void UploadHandle::Close() {
 	if (closed) {
@@ -39,6 +85,21 @@ void UploadHandle::Close() {
 	uploading.reset();
 	stats->Add(Counter::FILES_UPLOADED);
 	stats->Add(Counter::UPLOAD_BYTES_SPILLED, upload->BytesSpilled());
+}
+
+void UploadHandle::Abort() {
+	std::lock_guard<std::mutex> guard(order);
+	if (closed) {
+		return; // closed already: complete, or completing with its statement
+	}
+	closed = true;
+	upload.reset(); // waits for the parts in flight, then aborts the upload
+	uploading.reset();
+	appended.notify_all();
+}
+
+bool UploadHandle::Seekable() {
+	return false;
 }
 
 } // namespace httpfs2

@@ -4,7 +4,7 @@ namespace httpfs2 {
 
 WrappedFileHandle::WrappedFileHandle(duckdb::FileSystem &wrapper, const std::string &path, duckdb::FileOpenFlags flags,
                                      Kind kind_p, const IoSettings &settings_p)
-    : FileHandle(wrapper, path, flags), kind(kind_p), settings(settings_p) {
+    : StandInFileHandle(wrapper, path, flags), kind(kind_p), settings(settings_p) {
 }
 
 } // namespace httpfs2

@@ -10,11 +10,11 @@
 
 #pragma once
 
-#include "duckdb/common/file_system.hpp"
+#include "adapter/compat/file_system_api.hpp"
 
 namespace httpfs2 {
 
-class ForwardingFileSystem : public duckdb::FileSystem {
+class ForwardingFileSystem : public compat::StandInFileSystem {
 public:
 	explicit ForwardingFileSystem(duckdb::unique_ptr<duckdb::FileSystem> inner_p) : inner(std::move(inner_p)) {
 	}

@@ -82,15 +82,31 @@ protected:
 	bool SupportsGlobExtended() const override;
 	duckdb::FileHandle &InnerOf(duckdb::FileHandle &handle) override;
 
+	// --- what DuckDB 2.0 asks of a stand-in (compat::StandInFileSystem; stand_in_answers.cpp) ---
+
+	//! The uploader admits a file's writes in order while its parts go out side by side (CONCURRENT_SEQUENTIAL);
+	//! other writes as the wrapped filesystem takes them.
+	compat::WriteMode WriteModeOf(duckdb::FileHandle &handle) override;
+	//! httpfs2's measured first-byte latency and stream bandwidth (CostModel) once it has both; else the wrapped
+	//! filesystem's estimate where its handle is open.
+	bool NetworkThroughputOf(duckdb::FileHandle &handle, compat::NetworkThroughput &result) override;
+	//! The uploader's upload is aborted; other writes are aborted as the wrapped filesystem aborts them.
+	void AbortWrite(duckdb::FileHandle &handle) override;
+	//! What the wrapped filesystem says, once an upload of the file that a statement closed is complete.
+	bool StatsIfExists(const duckdb::OpenFileInfo &file, duckdb::optional_ptr<duckdb::FileOpener> opener,
+	                   duckdb::FileMetadata &result) override;
+	//! What the wrapped filesystem's handle says, where it is open (opening one to ask would cost a request).
+	bool CacheValidUntil(duckdb::FileHandle &handle, duckdb::timestamp_t &result) override;
+
 private:
+	//! `handle` as the uploader's handle, or null for a handle reading through the wrapped filesystem.
+	static UploadHandle *AsUpload(duckdb::FileHandle &handle);
 	//! `handle` as a handle reading through the wrapped filesystem; an upload's fails, naming the file.
 	static ReadHandle &Readable(duckdb::FileHandle &handle);
 	//! A handle writing `path` through httpfs2's uploader, or null where the wrapped filesystem writes it.
 	duckdb::unique_ptr<UploadHandle> OpenUpload(const std::string &path, duckdb::FileOpenFlags flags,
 	                                            duckdb::optional_ptr<duckdb::FileOpener> opener,
 	                                            const IoSettings &settings);
-	//! Appends to the object `handle` uploads; a failure of the uploader's own (the budget) as an IOException.
-	static void Append(UploadHandle &handle, void *buffer, int64_t nr_bytes);
 	//! Serves a read from read-ahead where it can and reads the rest for the reader.
 	void ReadWithReadAhead(ReadHandle &handle, char *buffer, duckdb::idx_t nr_bytes, duckdb::idx_t location);
 	//! A positional read on the reader's behalf: split across the IO pool when large enough, else passed through.

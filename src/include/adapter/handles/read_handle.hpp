@@ -102,6 +102,10 @@ public:
 	//! Read-ahead is attached at the first read rather than at open (set before the handle is shared).
 	bool read_ahead_deferred = false;
 	std::once_flag read_ahead_attached;
+
+protected:
+	//! As the wrapped filesystem's handle says (its filesystem's answer before the handle is open).
+	bool Seekable() override;
 };
 
 } // namespace httpfs2

@@ -14,7 +14,11 @@
 #include "core/common/io_stats.hpp"
 #include "core/upload/object_upload.hpp"
 
+#include <atomic>
+#include <condition_variable>
+#include <exception>
 #include <memory>
+#include <mutex>
 
 namespace httpfs2 {
 
@@ -28,19 +32,45 @@ public:
 	//! An upload not closed successfully is aborted here (ObjectUpload's destructor): the key keeps what it had.
 	~UploadHandle() override;
 
+	//! Appends `size` bytes at the end.
+	void Append(const char *data, uint64_t size);
+	//! Appends `size` bytes written at `location`, which must be the end of what was appended. Where DuckDB hands a
+	//! file's writes to several threads at once in order (compat::WRITES_MAY_OVERLAP), a write waits until the writes
+	//! before it are appended; their parts go on being sent meanwhile.
+	void AppendAt(const char *data, uint64_t size, uint64_t location);
+	uint64_t BytesWritten() const {
+		return written.load();
+	}
+
 	//! The object is complete and visible once Close returns, or, closed in the background, once the transaction
 	//! that wrote it commits (StatementUploads).
 	void Close() override;
+	//! Drops the upload (DuckDB's AbortFileWrite): waits for its parts in flight and aborts it, so the key keeps what
+	//! it had; later writes fail, naming the file.
+	void Abort();
 
-	const std::unique_ptr<ObjectUpload> upload;
+protected:
+	//! The uploader only appends.
+	bool Seekable() override;
 
 private:
+	//! Appends at `location` once `guard` admits it; the caller holds `guard` on `order`.
+	void AppendLocked(std::unique_lock<std::mutex> &guard, const char *data, uint64_t size, uint64_t location);
+
+	std::unique_ptr<ObjectUpload> upload;
 	std::shared_ptr<IoStats> stats;
 	//! Held until the object is complete or the handle dropped: DuckDB removes a failed COPY's file before it drops
 	//! the handle, and that removal is skipped (UploadingPaths).
 	std::unique_ptr<UploadingPaths::Mark> uploading;
 	duckdb::shared_ptr<StatementUploads> statement;
 	bool closed = false;
+
+	//! Admits the writes in order of their location, one at a time.
+	std::mutex order;
+	std::condition_variable appended;
+	std::atomic<uint64_t> written {0};
+	//! The first failure of an append: the writes after it fail with it.
+	std::exception_ptr failure;
 };
 
 } // namespace httpfs2

@@ -12,12 +12,12 @@
 
 #pragma once
 
+#include "adapter/compat/file_system_api.hpp"
 #include "core/common/io_settings.hpp"
-#include "duckdb/common/file_system.hpp"
 
 namespace httpfs2 {
 
-class WrappedFileHandle : public duckdb::FileHandle {
+class WrappedFileHandle : public compat::StandInFileHandle {
 public:
 	enum class Kind : uint8_t { READ, UPLOAD };
 	const Kind kind;
