@@ -26,6 +26,9 @@ subresources); upload faults to the multipart requests of such keys; head_forbid
   trickle_seconds, then the connection closes.
 - part_slow_down: the first slow_down_parts UploadParts (since the last reset) are not forwarded and answered 503
   with S3's SlowDown error, as S3 answers a client past its request rate.
+- expiring_token: a request carrying a session token (x-amz-security-token) among `expired_tokens` is answered 400
+  ExpiredToken, as S3 answers one signed with STS credentials past their expiry; other requests are forwarded without
+  their token, signed again with the proxy's secret key (the rig knows no session tokens).
 - head_forbidden: HEAD is answered 403.
 - get_no_etag: object GETs are answered without their ETag header (HEADs keep theirs), as some gateways and caches
   answer.
@@ -75,7 +78,7 @@ READ_MODES = (
     "stall_tail",
 )
 UPLOAD_MODES = ("upload_part_no_etag", "complete_error_body", "complete_lost_404", "part_trickle", "part_slow_down")
-HEADER_MODES = ("get_no_etag", "pinned_validators")
+HEADER_MODES = ("get_no_etag", "pinned_validators", "expiring_token")
 MODES = frozenset(("normal", *READ_MODES, *UPLOAD_MODES, *HEADER_MODES, "head_forbidden"))
 
 HOP_BY_HOP = frozenset(
@@ -108,6 +111,10 @@ ERROR_BODY = (
     b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>InternalError</Code>'
     b"<Message>We encountered an internal error. Please try again.</Message>"
     b"<RequestId>hostile-proxy</RequestId></Error>"
+)
+EXPIRED_TOKEN_BODY = (
+    b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>ExpiredToken</Code>'
+    b"<Message>The provided token has expired.</Message><RequestId>hostile-proxy</RequestId></Error>"
 )
 SLOW_DOWN_BODY = (
     b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>SlowDown</Code>'
@@ -209,7 +216,12 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _forward_headers(self, drop=()) -> list:
         drop = {name.lower() for name in drop}
-        return [(k, v) for k, v in self.headers.items() if k.lower() not in HOP_BY_HOP and k.lower() not in drop]
+        headers = [(k, v) for k, v in self.headers.items() if k.lower() not in HOP_BY_HOP and k.lower() not in drop]
+        token = self.headers.get("x-amz-security-token")
+        if "expiring_token" in self.proxy.modes and token is not None and self.proxy.secret_key is not None:
+            headers = [(k, v) for k, v in headers if k.lower() != "x-amz-security-token"]
+            headers = sigv4_resign(self.command, self.path, headers, self.proxy.secret_key)
+        return headers
 
     def _with_range(self, range_header: str | None) -> list:
         """The request's headers with its Range replaced (None: dropped); signed again when the client's signature
@@ -360,6 +372,9 @@ class _Handler(BaseHTTPRequestHandler):
     def _dispatch(self, path: str, params: dict, body: bytes):
         proxy = self.proxy
         modes = proxy.modes
+        if "expiring_token" in modes and self.headers.get("x-amz-security-token") in proxy.expired_tokens:
+            self._fault("expiring_token")
+            return self._answer(400, EXPIRED_TOKEN_BODY, [("Content-Type", "application/xml")], reason="Bad Request")
         matching = proxy.key_filter in path
         if self.command == "GET" and set(params) & NOT_AN_OBJECT_GET:
             if "list-type" in params or "prefix" in params or "delimiter" in params:
@@ -603,6 +618,7 @@ class HostileProxy:
         self.trickle_interval = trickle_interval
         self.trickle_seconds = trickle_seconds
         self.slow_down_parts = slow_down_parts
+        self.expired_tokens = set()
         self.secret_key = secret_key
         self.pinned_time = "Mon, 23 Nov 2026 10:00:00 GMT"
         self._lock = threading.Lock()
@@ -651,6 +667,7 @@ class HostileProxy:
             self._upstream_completes = []
             self._gets_seen = 0
             self._get_hook = None
+            self.expired_tokens = set()
 
     @property
     def counts(self) -> dict:

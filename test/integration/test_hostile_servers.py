@@ -406,6 +406,41 @@ def test_parts_answered_slow_down_are_retried_after_a_wait_and_slow_the_uploads(
     assert open_multipart_uploads(rig) == []
 
 
+@pytest.mark.parametrize("client", CLIENTS)
+def test_a_read_that_outlives_its_session_token_follows_the_secret(request, connect, rig, hostile_s3, data, client):
+    """STS credentials last an hour or less, a long scan longer. The secret's session token expires mid-read (the
+    store answers 400 ExpiredToken to requests signed with it) after the user replaced the secret with fresh
+    credentials: httpfs2's requests so refused look the secret up again and are signed and sent again, once, and the
+    read is byte-exact; the refreshed credentials appear in no stat or error."""
+    results = {}
+    for impl in ("native", "httpfs2_small"):
+        db = connect(impl, client)
+        secret = rig.secret_sql(endpoint=hostile_s3.endpoint).replace(")", ", SESSION_TOKEN '{}')")
+        db.con.execute(secret.format("token-1"))
+        replacer = db.con.cursor()  # another connection of the same database, as a user's other thread
+
+        def expire(replacer=replacer, secret=secret):
+            replacer.execute(secret.format("token-2"))
+            hostile_s3.expired_tokens = {"token-1"}
+
+        hostile_s3.reset()
+        hostile_s3.mode = "expiring_token"
+        hostile_s3.on_get(3, expire)
+        outcome = db.run(f"SELECT sha256(content) FROM read_blob('{rig.url(PREFIX + 'blob64.bin')}')", proxy=hostile_s3)
+        counts = hostile_s3.counts
+        hostile_s3.mode = "normal"
+        fail_on_hang(outcome, "the read")
+        refreshed = stats(db.con)["credentials_refreshed"] if impl != "native" else None
+        results[impl] = (outcome, counts.get("hit:expiring_token", 0), refreshed)
+    report(request, **{impl: f"{o.text()}, refused {r}, refreshed {f}" for impl, (o, r, f) in results.items()})
+    outcome, refused, refreshed = results["httpfs2_small"]
+    assert refused >= 1, "the token never expired during the read"
+    assert outcome.error is None, outcome.text()
+    assert outcome.rows == [(data.sha("blob64.bin"),)]
+    assert refreshed >= 1
+    assert "token-2" not in str(stats(db.con))
+
+
 def test_one_failed_completion_of_a_partitioned_copy_fails_it_naming_the_file(connect, rig, hostile_s3, tmp_path):
     """A PARTITION_BY COPY of 21 files, one of whose CompleteMultipartUpload is answered 200 with an <Error> body:
     the COPY fails naming that file, which is absent; the 20 others are complete, as each would be had its close

@@ -34,3 +34,13 @@ TEST(RetryBackoff, AThrottledAttemptWaitsWithJitter) {
 	EXPECT_TRUE(IsThrottling(503) && IsThrottling(429));
 	EXPECT_FALSE(IsThrottling(500) || IsThrottling(404));
 }
+
+//! A refusal of the credentials, not of the request: the same request signed with the secret's credentials now.
+TEST(RetryBackoff, RefusedCredentialsAreToldApartFromOtherRefusals) {
+	EXPECT_TRUE(RefusesCredentials(400, "ExpiredToken"));
+	EXPECT_TRUE(RefusesCredentials(403, "InvalidAccessKeyId"));
+	EXPECT_TRUE(RefusesCredentials(403, "SignatureDoesNotMatch"));
+	EXPECT_FALSE(RefusesCredentials(403, "AccessDenied")) << "a key without the right: another key is not the fix";
+	EXPECT_FALSE(RefusesCredentials(404, "NoSuchKey"));
+	EXPECT_FALSE(RefusesCredentials(503, "ExpiredToken"));
+}

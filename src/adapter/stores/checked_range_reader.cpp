@@ -6,6 +6,8 @@
 #include "core/requests/url_redaction.hpp"
 #include "duckdb/common/exception/http_exception.hpp"
 #include "duckdb/main/client_context.hpp"
+#include "duckdb/main/client_data.hpp"
+#include "duckdb/main/connection.hpp"
 #include "duckdb/main/secret/secret_manager.hpp"
 
 #include <chrono>
@@ -32,6 +34,8 @@ struct CheckedRangeReader::Attempt {
 	uint64_t received = 0;
 	//! The start of an error's body, for the store's error code.
 	string error_body;
+	//! The generation of the credentials it was signed with.
+	uint64_t signed_with = 0;
 	unique_ptr<duckdb::HTTPResponse> response;
 };
 
@@ -82,6 +86,7 @@ std::shared_ptr<CheckedRangeReader> CheckedRangeReader::For(const string &path, 
 		    new CheckedRangeReader(path, store, version, std::move(params), stats));
 		reader->log = std::move(log);
 		reader->credentials = std::move(credentials);
+		reader->client_context = context->shared_from_this();
 		reader->address = std::move(address);
 		reader->ranges_confirmed = ranges_confirmed || ranged->Contains(path);
 		reader->ranged = std::move(ranged);
@@ -109,9 +114,11 @@ string CheckedRangeReader::Url() const {
 	return store == Store::S3 ? address.Url() : path;
 }
 
-duckdb::HTTPHeaders CheckedRangeReader::Headers(const ByteRange &range) const {
+duckdb::HTTPHeaders CheckedRangeReader::Headers(const ByteRange &range, uint64_t &signed_with) const {
 	auto value = "bytes=" + std::to_string(range.offset) + "-" + std::to_string(range.End() - 1);
 	if (store == Store::S3) {
+		std::lock_guard<std::mutex> guard(credentials_lock);
+		signed_with = credentials_generation;
 		return SignedS3RangeGet(credentials, address, value);
 	}
 	duckdb::HTTPHeaders headers;
@@ -160,7 +167,7 @@ void CheckedRangeReader::Decline(ReadFallback how, Counter counter) {
 void CheckedRangeReader::Send(const ByteRange &range, char *destination, Attempt &attempt) {
 	auto client = clients.Take();
 	duckdb::GetRequestInfo get(
-	    Url(), Headers(range), *params,
+	    Url(), Headers(range, attempt.signed_with), *params,
 	    [&](const duckdb::HTTPResponse &response) {
 		    // A client may call this again for a redirect's target: each answer starts over.
 		    attempt.answered = true;
@@ -231,11 +238,20 @@ void CheckedRangeReader::ReadWithRetries(const ByteRange &range, char *destinati
 	if (fallback.load() != ReadFallback::NONE) {
 		throw ReadsDeclined(path);
 	}
+	bool refreshed = false;
 	for (uint64_t attempt_number = 1;; attempt_number++) {
 		Attempt attempt;
 		Send(range, destination, attempt);
 		bool retry = true;
 		bool throttled = false;
+		if (!refreshed && attempt.answered && attempt.verdict == RangeVerdict::NOT_SUCCESS && attempt.response &&
+		    RefusesCredentials(static_cast<int>(attempt.response->status), XmlElement(attempt.error_body, "Code")) &&
+		    RefreshCredentials(attempt.signed_with)) {
+			// Signed again with what the secret holds now, and sent again at once: once per read.
+			refreshed = true;
+			attempt_number--;
+			continue;
+		}
 		switch (attempt.answered ? attempt.verdict : RangeVerdict::NOT_SUCCESS) {
 		case RangeVerdict::EXACT:
 			if (attempt.received == range.length) {
@@ -287,6 +303,47 @@ void CheckedRangeReader::ReadWithRetries(const ByteRange &range, char *destinati
 			backoff.Sleep(attempt_number);
 		}
 	}
+}
+
+bool CheckedRangeReader::RefreshCredentials(uint64_t signed_with) {
+	{
+		std::lock_guard<std::mutex> guard(credentials_lock);
+		if (credentials_generation != signed_with) {
+			return true; // another request's refusal refreshed them meanwhile
+		}
+	}
+	auto context = client_context.lock();
+	if (store != Store::S3 || !context) {
+		return false;
+	}
+	S3Credentials fresh;
+	S3Address fresh_address;
+	try {
+		// In a transaction of its own: the query's sees the secrets as they were when it began, not one the user
+		// replaced since (in another connection) or a credential chain refreshed.
+		duckdb::Connection connection(*context->db);
+		connection.BeginTransaction();
+		bool resolved =
+		    ResolveS3Object(path, duckdb::ClientData::Get(*connection.context).file_opener.get(), fresh, fresh_address);
+		connection.Rollback();
+		if (!resolved) {
+			return false;
+		}
+	} catch (std::exception &) {
+		return false;
+	}
+	std::lock_guard<std::mutex> guard(credentials_lock);
+	if (credentials_generation != signed_with) {
+		return true; // refreshed by another request while this one looked
+	}
+	if (fresh.key_id == credentials.key_id && fresh.secret == credentials.secret &&
+	    fresh.session_token == credentials.session_token) {
+		return false; // the same credentials: the refusal stands
+	}
+	credentials = std::move(fresh);
+	credentials_generation++;
+	stats.Add(Counter::CREDENTIALS_REFRESHED);
+	return true;
 }
 
 void CheckedRangeReader::Refuse(const ByteRange &range, const Attempt &attempt) {

@@ -23,6 +23,14 @@ std::chrono::milliseconds RetryBackoff::Throttled(uint64_t failed, double jitter
 	return std::chrono::milliseconds(static_cast<uint64_t>(full * (0.5 + 0.5 * jitter)));
 }
 
+bool RefusesCredentials(int status, const std::string &code) {
+	if (status != 400 && status != 403) {
+		return false;
+	}
+	return code == "ExpiredToken" || code == "TokenRefreshRequired" || code == "InvalidToken" ||
+	       code == "InvalidAccessKeyId" || code == "SignatureDoesNotMatch";
+}
+
 double RetryJitter() {
 	thread_local std::minstd_rand generator(std::random_device {}());
 	return std::uniform_real_distribution<double>(0, 1)(generator);

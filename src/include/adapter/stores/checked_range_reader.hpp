@@ -113,13 +113,19 @@ private:
 
 	//! Read's attempts, as httpfs's retry policy makes them.
 	void ReadWithRetries(const ByteRange &range, char *destination);
+	//! After an answer refusing the credentials (an expired session token, a key or signature the store no longer
+	//! takes): the secret that matches the path, looked up again as DuckDB resolves it now (the user may have replaced
+	//! it; a credential chain may have refreshed it). True when the credentials changed since those of generation
+	//! `signed_with` (here, or by another request's refresh), which sign from now on.
+	bool RefreshCredentials(uint64_t signed_with);
 	CheckedRangeReader(std::string path, Store store, const ObjectVersion &version,
 	                   duckdb::unique_ptr<duckdb::HTTPParams> params, IoStats &stats);
 	//! One request, no retry.
 	void Send(const ByteRange &range, char *destination, Attempt &attempt);
 	//! Where the GETs go: the object's URL in the store.
 	std::string Url() const;
-	duckdb::HTTPHeaders Headers(const ByteRange &range) const;
+	//! The headers of a GET of `range`, signed now; `signed_with` gets the credentials' generation.
+	duckdb::HTTPHeaders Headers(const ByteRange &range, uint64_t &signed_with) const;
 	//! The version answers are checked against: the open's, with what the first exact answer said that the open did
 	//! not (an ETag; the Last-Modified of an object opened with an ETag).
 	ExpectedVersion Expected();
@@ -131,8 +137,14 @@ private:
 	[[noreturn]] void Refuse(const ByteRange &range, const Attempt &attempt);
 
 	const Store store;
+	//! What requests are signed with (S3): replaced by RefreshCredentials, under credentials_lock.
 	S3Credentials credentials;
 	S3Address address;
+	mutable std::mutex credentials_lock;
+	//! How often the credentials were replaced (under credentials_lock).
+	uint64_t credentials_generation = 0;
+	//! The connection that opened the file, whose secrets RefreshCredentials looks up.
+	duckdb::weak_ptr<duckdb::ClientContext> client_context;
 	//! httpfs's parameters for the path (timeout, proxy, TLS), with retries made here and no HTTP log (it records
 	//! headers, which carry signatures).
 	const duckdb::unique_ptr<duckdb::HTTPParams> params;

@@ -82,6 +82,9 @@ enum class Counter : size_t {
 	//! halving the streams of reads or of uploads, and the time their retries waited (shown in seconds).
 	THROTTLED_ANSWERS,
 	THROTTLED_WAIT_MICROS,
+	//! Requests of httpfs2's refused for their credentials (an expired session token, a key the store no longer
+	//! takes) and sent again, once, with the credentials the path's secret holds now.
+	CREDENTIALS_REFRESHED,
 	//! Objects httpfs2's uploader made complete, the parts (a single PUT counts as one) and bytes it sent, and the
 	//! uploads it aborted (a failed part or completion, a file dropped without a successful close); bytes of parts
 	//! kept on local disk because the upload budget could not hold them.
@@ -140,6 +143,7 @@ constexpr CounterSpec COUNTER_SPECS[] = {
     {Counter::RANGE_ANSWERS_UNPROVEN, "range_answers_unproven"},
     {Counter::THROTTLED_ANSWERS, "throttled_answers"},
     {Counter::THROTTLED_WAIT_MICROS, "throttled_wait_seconds"},
+    {Counter::CREDENTIALS_REFRESHED, "credentials_refreshed"},
     {Counter::FILES_UPLOADED, "files_uploaded"},
     {Counter::UPLOAD_PARTS, "upload_parts"},
     {Counter::UPLOAD_BYTES, "upload_bytes"},

@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <string>
 
 namespace httpfs2 {
 
@@ -36,6 +37,11 @@ struct RetryBackoff {
 inline bool IsThrottling(int status) {
 	return status == 503 || status == 429;
 }
+
+//! Whether an answer refuses the request's credentials rather than the request (400 or 403 with S3's code for an
+//! expired session token, an unknown key or a signature made with another secret): the same request signed with
+//! the credentials the secret holds now may pass.
+bool RefusesCredentials(int status, const std::string &code);
 
 //! A random number in [0, 1) for Throttled's jitter (a generator per thread).
 double RetryJitter();
