@@ -17,20 +17,25 @@ UploadHandle::UploadHandle(duckdb::FileSystem &wrapper, const std::string &path,
 UploadHandle::~UploadHandle() = default;
 
 void UploadHandle::Append(const char *data, uint64_t size) {
-	std::unique_lock<std::mutex> guard(order);
-	AppendLocked(guard, data, size, written.load());
+	std::lock_guard<std::mutex> guard(order);
+	AppendLocked(data, size, written.load());
 }
 
 void UploadHandle::AppendAt(const char *data, uint64_t size, uint64_t location) {
-	std::unique_lock<std::mutex> guard(order);
-	if (compat::WRITES_MAY_OVERLAP) {
-		appended.wait(guard, [&]() { return location <= written.load() || failure || !upload; });
+	std::lock_guard<std::mutex> guard(order);
+	if (compat::WRITES_MAY_OVERLAP && upload && !failure && location > written.load()) {
+		early.emplace(location, std::string(data, size));
+		return;
 	}
-	AppendLocked(guard, data, size, location);
+	AppendLocked(data, size, location);
+	while (!early.empty() && early.begin()->first == written.load()) {
+		auto next = std::move(early.begin()->second);
+		early.erase(early.begin());
+		AppendLocked(next.data(), next.size(), written.load());
+	}
 }
 
-void UploadHandle::AppendLocked(std::unique_lock<std::mutex> &guard, const char *data, uint64_t size,
-                                uint64_t location) {
+void UploadHandle::AppendLocked(const char *data, uint64_t size, uint64_t location) {
 	if (!upload) {
 		throw duckdb::IOException("httpfs2: cannot write '%s': its upload was aborted", path);
 	}
@@ -53,16 +58,22 @@ void UploadHandle::AppendLocked(std::unique_lock<std::mutex> &guard, const char 
 		}
 	} catch (...) {
 		failure = std::current_exception();
-		appended.notify_all();
 		throw;
 	}
 	written.store(upload->BytesWritten());
-	appended.notify_all();
 }
 
 void UploadHandle::Close() {
 	if (closed) {
 		return;
+	}
+	{
+		std::lock_guard<std::mutex> guard(order);
+		if (!early.empty()) {
+			// Never a truncated object: Abort (DuckDB's, or the destructor's) drops the upload.
+			throw duckdb::IOException("httpfs2: cannot complete '%s': the bytes before byte %llu were never written",
+			                          path, static_cast<unsigned long long>(early.begin()->first));
+		}
 	}
 	closed = true;
 	if (statement) {
@@ -93,9 +104,9 @@ void UploadHandle::Abort() {
 		return; // closed already: complete, or completing with its statement
 	}
 	closed = true;
+	early.clear();
 	upload.reset(); // waits for the parts in flight, then aborts the upload
 	uploading.reset();
-	appended.notify_all();
 }
 
 bool UploadHandle::Seekable() {

@@ -15,10 +15,11 @@
 #include "core/upload/object_upload.hpp"
 
 #include <atomic>
-#include <condition_variable>
 #include <exception>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 
 namespace httpfs2 {
 
@@ -35,8 +36,9 @@ public:
 	//! Appends `size` bytes at the end.
 	void Append(const char *data, uint64_t size);
 	//! Appends `size` bytes written at `location`, which must be the end of what was appended. Where DuckDB hands a
-	//! file's writes to several threads at once in order (compat::WRITES_MAY_OVERLAP), a write waits until the writes
-	//! before it are appended; their parts go on being sent meanwhile.
+	//! file's writes to several threads at once in order (compat::WRITES_MAY_OVERLAP), a write that comes before the
+	//! writes ahead of it is kept (a copy) and appended once they are: it never waits for them, since DuckDB, when a
+	//! statement fails, cancels the writes not started yet and waits for those that started.
 	void AppendAt(const char *data, uint64_t size, uint64_t location);
 	uint64_t BytesWritten() const {
 		return written.load();
@@ -54,8 +56,8 @@ protected:
 	bool Seekable() override;
 
 private:
-	//! Appends at `location` once `guard` admits it; the caller holds `guard` on `order`.
-	void AppendLocked(std::unique_lock<std::mutex> &guard, const char *data, uint64_t size, uint64_t location);
+	//! Appends at `location`, the end of what was appended; the caller holds `order`.
+	void AppendLocked(const char *data, uint64_t size, uint64_t location);
 
 	std::unique_ptr<ObjectUpload> upload;
 	std::shared_ptr<IoStats> stats;
@@ -67,8 +69,9 @@ private:
 
 	//! Admits the writes in order of their location, one at a time.
 	std::mutex order;
-	std::condition_variable appended;
 	std::atomic<uint64_t> written {0};
+	//! Writes that came before the writes ahead of them: their bytes by location, until those are appended.
+	std::map<uint64_t, std::string> early;
 	//! The first failure of an append: the writes after it fail with it.
 	std::exception_ptr failure;
 };
