@@ -134,7 +134,7 @@ void WrappedFileSystem::ReadForReader(ReadHandle &handle, void *buffer, int64_t 
 	    reader.TryRead(handle, buffer, static_cast<idx_t>(nr_bytes), location)) {
 		return;
 	}
-	if (nr_bytes > 0 && handle.ChecksFirstAnswers() && location <= handle.file_size &&
+	if (nr_bytes > 0 && handle.ReadsThroughRangeReader() && location <= handle.file_size &&
 	    static_cast<idx_t>(nr_bytes) <= handle.file_size - location) {
 		try {
 			handle.range_reader->Read(ByteRange {location, static_cast<idx_t>(nr_bytes)}, static_cast<char *>(buffer));
@@ -191,7 +191,7 @@ void WrappedFileSystem::Read(FileHandle &handle, void *buffer, int64_t nr_bytes,
 int64_t WrappedFileSystem::Read(FileHandle &handle, void *buffer, int64_t nr_bytes) {
 	auto &readable = Readable(handle);
 	read_ahead.AttachDeferred(readable);
-	bool positional = readable.read_ahead || readable.ReadsWholeObject() || readable.ChecksFirstAnswers();
+	bool positional = readable.read_ahead || readable.ReadsWholeObject() || readable.ReadsThroughRangeReader();
 	if ((positional || readable.CanSplit()) && nr_bytes > 0) {
 		// A sequential read is a positional read at the current position, clamped to the end of the file.
 		idx_t position = readable.inner.SeekPosition();
