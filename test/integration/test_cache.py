@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -26,7 +27,8 @@ for statement in args["setup"]:
 shas = [con.execute("SELECT sha256(content) FROM read_blob(?)", [url]).fetchone()[0] for url in args["urls"]]
 cursor = con.execute("SELECT * FROM httpfs2_stats() WHERE filesystem = 'S3FileSystem'")
 row = dict(zip([d[0] for d in cursor.description], cursor.fetchone()))
-print(json.dumps({"shas": shas, "stats": row}, default=str))
+info = con.execute("SELECT path, version FROM httpfs2_cache_info()").fetchall() if args.get("info") else []
+print(json.dumps({"shas": shas, "stats": row, "info": info}, default=str))
 """
 
 
@@ -43,9 +45,10 @@ def cache_setup(directory, read_ahead=True, max_bytes=None):
     return setup
 
 
-def start_child(rig, urls, setup):
-    """A fresh Python process with DuckDB, httpfs and this build of httpfs2 that reads `urls` whole."""
-    args = json.dumps({"secret": rig.secret_sql(rig.proxy_endpoint), "setup": setup, "urls": urls})
+def start_child(rig, urls, setup, info=False):
+    """A fresh Python process with DuckDB, httpfs and this build of httpfs2 that reads `urls` whole (and lists the
+    cache after, with `info`)."""
+    args = json.dumps({"secret": rig.secret_sql(rig.proxy_endpoint), "setup": setup, "urls": urls, "info": info})
     env = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
     return subprocess.Popen(
         [sys.executable, "-c", CHILD, args], cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
@@ -58,8 +61,8 @@ def finish_child(child) -> dict:
     return json.loads(out.decode().strip().splitlines()[-1])
 
 
-def read_in_child(rig, urls, setup) -> dict:
-    return finish_child(start_child(rig, urls, setup))
+def read_in_child(rig, urls, setup, info=False) -> dict:
+    return finish_child(start_child(rig, urls, setup, info))
 
 
 def cold_then_warm(rig, key, setup):
@@ -226,3 +229,29 @@ def test_cache_info_lists_what_was_read_and_clear_empties_it(con, rig, objects, 
     assert con.execute("SELECT bytes_removed FROM httpfs2_cache_clear()").fetchone()[0] > len(datas[1])
     assert con.execute("SELECT count(*) FROM httpfs2_cache_info()").fetchone()[0] == 0
     assert block_files(directory) == []
+
+
+def test_an_object_without_an_etag_is_keyed_by_size_and_last_modified(rig, tmp_path):
+    """An object written straight into versitygw's folder has no ETag: its blocks are keyed by size and Last-Modified
+    (the weaker proof), served warm with no GET, and a replacement of the same size with a new Last-Modified is read
+    at its new version."""
+    key = "cache/no-etag.bin"
+    path = rig.bucket_folder / key
+    path.parent.mkdir(parents=True, exist_ok=True)
+    old, new = os.urandom(2 * MiB + 9), os.urandom(2 * MiB + 9)
+    path.write_bytes(old)
+    an_hour_ago = time.time() - 3600
+    os.utime(path, (an_hour_ago, an_hour_ago))  # written long ago: its answers prove the version
+    setup = cache_setup(tmp_path / "cache", read_ahead=False)
+    cold, cold_gets, warm, warm_gets = cold_then_warm(rig, key, setup)
+    assert cold["shas"] == [sha256(old)] and warm["shas"] == [sha256(old)]
+    assert cold["stats"]["cache_bytes_written"] == len(old)
+    assert warm_gets.get(key, 0) == 0, warm_gets
+    path.write_bytes(new)
+    os.utime(path, (an_hour_ago + 60, an_hour_ago + 60))
+    again = {}
+    gets = gets_by_key(rig, lambda: again.update(read_in_child(rig, [rig.url(key)], setup, info=True)))
+    assert again["shas"] == [sha256(new)]
+    assert gets.get(key, 0) >= 1 and again["stats"]["cache_hits"] == 0
+    versions = sorted(version for path, version in again["info"] if path == rig.url(key))
+    assert len(versions) == 2 and all(v.startswith(f"size={len(new)};modified=") for v in versions), versions
