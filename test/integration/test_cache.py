@@ -255,3 +255,22 @@ def test_an_object_without_an_etag_is_keyed_by_size_and_last_modified(rig, tmp_p
     assert gets.get(key, 0) >= 1 and again["stats"]["cache_hits"] == 0
     versions = sorted(version for path, version in again["info"] if path == rig.url(key))
     assert len(versions) == 2 and all(v.startswith(f"size={len(new)};modified=") for v in versions), versions
+
+
+def test_a_write_through_httpfs2_drops_the_blocks_of_the_path_it_wrote(con, rig, tmp_path):
+    key = "cache/rewritten.csv"
+    url = rig.url(key)
+    enable(con, read_ahead=False)
+    for statement in cache_setup(tmp_path / "cache", read_ahead=False):
+        con.execute(statement)
+    con.execute(f"COPY (SELECT range AS a FROM range(400000)) TO '{url}' (FORMAT csv)")
+    con.execute("SELECT sha256(content) FROM read_blob(?)", [url]).fetchall()
+    cached = "SELECT count(*) FROM httpfs2_cache_info() WHERE path = ?"
+    assert con.execute(cached, [url]).fetchone()[0] == 1
+    con.execute(f"COPY (SELECT range * 2 AS a FROM range(400000)) TO '{url}' (FORMAT csv)")
+    assert stats(con)["files_uploaded"] == 2
+    deadline = time.time() + 10
+    while con.execute(cached, [url]).fetchone()[0] != 0 and time.time() < deadline:
+        time.sleep(0.1)  # dropped on the IO pool once the upload completed
+    assert con.execute(cached, [url]).fetchone()[0] == 0
+    assert con.execute(f"SELECT sum(a) FROM '{url}'").fetchone()[0] == 2 * sum(range(400000))

@@ -14,6 +14,8 @@
 #include "core/common/io_stats.hpp"
 #include "core/upload/object_upload.hpp"
 
+#include <functional>
+
 #include <memory>
 
 namespace httpfs2 {
@@ -33,6 +35,8 @@ public:
 	void Close() override;
 
 	const std::unique_ptr<ObjectUpload> upload;
+	//! Called once the object is complete (the block cache drops the path's blocks); may be empty. Set before Close.
+	std::function<void()> completed;
 
 private:
 	std::shared_ptr<IoStats> stats;
