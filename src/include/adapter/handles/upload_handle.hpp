@@ -14,8 +14,6 @@
 #include "core/common/io_stats.hpp"
 #include "core/upload/object_upload.hpp"
 
-#include <functional>
-
 #include <memory>
 
 namespace httpfs2 {
@@ -27,6 +25,8 @@ public:
 	             std::unique_ptr<ObjectUpload> upload, std::shared_ptr<IoStats> stats,
 	             std::unique_ptr<UploadingPaths::Mark> uploading, duckdb::shared_ptr<StatementUploads> statement,
 	             const IoSettings &settings);
+	//! Called once the object is complete (the block cache drops the path's blocks); may be empty. Set before Close.
+	std::function<void()> completed;
 	//! An upload not closed successfully is aborted here (ObjectUpload's destructor): the key keeps what it had.
 	~UploadHandle() override;
 
@@ -35,8 +35,6 @@ public:
 	void Close() override;
 
 	const std::unique_ptr<ObjectUpload> upload;
-	//! Called once the object is complete (the block cache drops the path's blocks); may be empty. Set before Close.
-	std::function<void()> completed;
 
 private:
 	std::shared_ptr<IoStats> stats;
