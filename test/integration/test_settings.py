@@ -12,7 +12,7 @@ from rig.paths import REPO_ROOT
 
 README = REPO_ROOT / "README.md"
 SIZE_UNITS = {"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}
-TYPES = {"BOOLEAN", "BIGINT"}
+TYPES = {"BOOLEAN", "BIGINT", "VARCHAR"}
 
 
 def cells(line: str) -> list[str]:
@@ -85,6 +85,8 @@ def test_readme_row_says_what_the_extension_reports(reported, name):
     row = TABLE[name]
     assert name in reported, f"the README lists {name}, which the extension does not have"
     default, _, note = row["Default"].partition(" ")
+    if row["Type"] == "VARCHAR":
+        default, note = row["Default"].strip("`").strip("'"), ""  # written `''` for the empty text
     assert (default, row["Type"], row["Description"]) == reported[name]
     if note:
         # "16777216 (16 MiB)": the readable form must be the same number
@@ -116,11 +118,13 @@ def test_scope_is_the_readmes(con, reported, name):
     default, kind, _ = reported[name]
     if kind == "BOOLEAN":
         value = default != "true"
+    elif kind == "VARCHAR":
+        value = "/tmp/httpfs2-scope-test"
     else:
         low, high = readme_range(TABLE[name])
         value = low if low != int(default) else high
     other = con.cursor()
-    con.execute(f"SET {name} = {value}")
+    con.execute(f"SET {name} = '{value}'" if kind == "VARCHAR" else f"SET {name} = {value}")
     seen_by_other = other.execute(f"SELECT current_setting('{name}')").fetchone()[0]
     assert (seen_by_other == value) == (TABLE[name]["Scope"] == "global")
     con.execute(f"RESET {name}")
@@ -160,6 +164,16 @@ def test_booleans_round_trip(con, reported):
         assert con.execute(f"SELECT current_setting('{name}')").fetchone()[0] is flipped
         con.execute(f"RESET {name}")
         assert con.execute(f"SELECT current_setting('{name}')").fetchone()[0] is (default == "true")
+
+
+def test_text_settings_round_trip(con, reported):
+    for name, (default, kind, _) in reported.items():
+        if kind != "VARCHAR":
+            continue
+        con.execute(f"SET {name} = '/somewhere/it''s'")
+        assert con.execute(f"SELECT current_setting('{name}')").fetchone()[0] == "/somewhere/it's"
+        con.execute(f"RESET {name}")
+        assert con.execute(f"SELECT current_setting('{name}')").fetchone()[0] == default
 
 
 def test_io_threads_resizes_the_pool(con):

@@ -339,6 +339,26 @@ TEST_F(BlockCacheTest, OpeningWithASmallerBoundEvicts) {
 	EXPECT_LE(smaller->HeldBytes(), 3 * BLOCK);
 }
 
+TEST_F(BlockCacheTest, ClearsEveryVersionOfOnePathAndNoOther) {
+	auto cache = OpenCache(64 * BLOCK);
+	CacheKey v1 {"s3://a/x", "v1"}, v2 {"s3://a/x", "v2"}, longer {"s3://a/x2", "v1"};
+	PutBlock(*cache, v1, 0);
+	PutBlock(*cache, v2, 0);
+	PutBlock(*cache, longer, 0);
+	SleepForNewerTime();
+	timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	auto rewritten_ns = int64_t(now.tv_sec) * 1000000000 + now.tv_nsec;
+	SleepForNewerTime();
+	CacheKey v3 {"s3://a/x", "v3"};
+	PutBlock(*cache, v3, 0); // the new version, read after the write: kept
+	EXPECT_EQ(cache->ClearPath("s3://a/x", rewritten_ns), BlockFileSize(v1, BLOCK) + BlockFileSize(v2, BLOCK));
+	EXPECT_FALSE(HitsExactly(*cache, v1, 0));
+	EXPECT_FALSE(HitsExactly(*cache, v2, 0));
+	EXPECT_TRUE(HitsExactly(*cache, v3, 0));
+	EXPECT_TRUE(HitsExactly(*cache, longer, 0));
+}
+
 TEST_F(BlockCacheTest, ClearsByPathPrefixAndAll) {
 	auto cache = OpenCache(64 * BLOCK);
 	CacheKey a_x {"s3://a/x.parquet", "v1"}, a_y {"s3://a/y.parquet", "v1"}, b_z {"s3://b/z.parquet", "v1"};

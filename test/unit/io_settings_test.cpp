@@ -1,6 +1,7 @@
 #include "core/common/io_settings.hpp"
 
 #include <gtest/gtest.h>
+#include <cstdlib>
 #include <set>
 
 using namespace httpfs2;
@@ -31,11 +32,30 @@ TEST(IoSettings, EveryMemberHasExactlyOneSetting) {
 	for (auto &spec : SETTING_SPECS) {
 		EXPECT_TRUE(names.insert(spec.name).second) << spec.name;
 		EXPECT_EQ(std::string(spec.name).rfind("httpfs2_", 0), 0u) << spec.name;
-		const void *member = spec.flag ? static_cast<const void *>(&(settings.*spec.flag))
-		                               : static_cast<const void *>(&(settings.*spec.number));
+		const void *member = spec.flag     ? static_cast<const void *>(&(settings.*spec.flag))
+		                     : spec.number ? static_cast<const void *>(&(settings.*spec.number))
+		                                   : static_cast<const void *>(&(settings.*spec.text));
 		EXPECT_TRUE(members.insert(member).second) << spec.name;
 	}
-	EXPECT_EQ(SETTING_COUNT, 16u);
+	EXPECT_EQ(SETTING_COUNT, 19u);
+}
+
+TEST(IoSettings, CacheIsOffWithADirectoryAUserCanFind) {
+	IoSettings settings;
+	EXPECT_FALSE(settings.cache_enabled);
+	EXPECT_EQ(settings.cache_directory, "");
+	EXPECT_EQ(settings.cache_max_bytes, 4u * GiB);
+	EXPECT_TRUE(FindSetting("httpfs2_cache_max_bytes")->scope == SettingScope::GLOBAL);
+	auto home = std::getenv("HOME");
+	auto xdg = std::getenv("XDG_CACHE_HOME");
+	if (xdg && *xdg) {
+		EXPECT_EQ(settings.CacheDirectory(), std::string(xdg) + "/httpfs2/blocks");
+	} else if (home && *home) {
+		EXPECT_EQ(settings.CacheDirectory(), std::string(home) + "/.cache/httpfs2/blocks");
+	}
+	FindSetting("httpfs2_cache_directory")->ApplyText(settings, "/somewhere/else");
+	EXPECT_EQ(settings.CacheDirectory(), "/somewhere/else");
+	EXPECT_NE(FindSetting("httpfs2_cache_max_bytes")->Validate(0).find("httpfs2_cache_max_bytes"), std::string::npos);
 }
 
 TEST(IoSettings, SharedResourcesAreGlobal) {
@@ -50,7 +70,8 @@ TEST(IoSettings, SharedResourcesAreGlobal) {
 TEST(IoSettings, EverySettingHasADescriptionAndAPlace) {
 	for (auto &spec : SETTING_SPECS) {
 		EXPECT_NE(std::string(spec.description), "") << spec.name;
-		EXPECT_TRUE((spec.flag != nullptr) != (spec.number != nullptr)) << spec.name;
+		int places = (spec.flag != nullptr) + (spec.number != nullptr) + (spec.text != nullptr);
+		EXPECT_EQ(places, 1) << spec.name;
 		EXPECT_EQ(spec.Validate(spec.default_value), "") << spec.name;
 	}
 }

@@ -139,4 +139,32 @@ void ExtensionState::ApplySetting(const SettingSpec &spec, int64_t value) {
 	}
 }
 
+void ExtensionState::ApplyTextSetting(const SettingSpec &spec, const std::string &value) {
+	std::lock_guard<std::mutex> guard(lock);
+	spec.ApplyText(last_set, value);
+}
+
+std::shared_ptr<BlockCache> ExtensionState::CacheFor(const IoSettings &settings, std::string &error) {
+	auto directory = settings.CacheDirectory();
+	if (directory.empty()) {
+		error = "no cache directory: set httpfs2_cache_directory (neither XDG_CACHE_HOME nor HOME is set)";
+		return nullptr;
+	}
+	std::lock_guard<std::mutex> guard(cache_lock);
+	if (cache && cache_directory == directory && cache->MaxBytes() == settings.cache_max_bytes) {
+		return cache;
+	}
+	auto opened = std::shared_ptr<BlockCache>(BlockCache::Open(directory, settings.cache_max_bytes, error));
+	if (opened) {
+		cache = opened;
+		cache_directory = directory;
+	}
+	return opened;
+}
+
+std::shared_ptr<BlockCache> ExtensionState::CurrentCache() {
+	std::lock_guard<std::mutex> guard(cache_lock);
+	return cache;
+}
+
 } // namespace httpfs2

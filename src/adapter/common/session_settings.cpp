@@ -2,6 +2,7 @@
 
 #include "adapter/common/extension_state.hpp"
 #include "duckdb/common/file_opener.hpp"
+#include "duckdb/main/client_data.hpp"
 
 namespace httpfs2 {
 
@@ -12,6 +13,13 @@ int64_t SettingAsInteger(const SettingSpec &spec, const duckdb::Value &value) {
 	return spec.kind == SettingKind::BOOLEAN ? (value.GetValue<bool>() ? 1 : 0) : value.GetValue<int64_t>();
 }
 
+std::string SettingAsText(const SettingSpec &spec, const duckdb::Value &value) {
+	if (value.IsNull()) {
+		throw duckdb::InvalidInputException("Setting '%s' cannot be NULL", spec.name);
+	}
+	return value.ToString();
+}
+
 IoSettings SettingsFor(duckdb::optional_ptr<duckdb::FileOpener> opener, ExtensionState &state) {
 	auto result = state.LastSetSettings();
 	if (!opener) {
@@ -19,11 +27,21 @@ IoSettings SettingsFor(duckdb::optional_ptr<duckdb::FileOpener> opener, Extensio
 	}
 	for (auto &spec : SETTING_SPECS) {
 		duckdb::Value value;
-		if (duckdb::FileOpener::TryGetCurrentSetting(opener, spec.name, value) && !value.IsNull()) {
+		if (!duckdb::FileOpener::TryGetCurrentSetting(opener, spec.name, value) || value.IsNull()) {
+			continue;
+		}
+		if (spec.kind == SettingKind::TEXT) {
+			spec.ApplyText(result, SettingAsText(spec, value));
+		} else {
 			spec.Apply(result, SettingAsInteger(spec, value));
 		}
 	}
 	return result;
+}
+
+IoSettings SettingsFor(duckdb::ClientContext &context, ExtensionState &state) {
+	auto &opener = duckdb::ClientData::Get(context).file_opener;
+	return SettingsFor(opener.get(), state);
 }
 
 } // namespace httpfs2

@@ -3,6 +3,7 @@
 #include "adapter/common/extension_state.hpp"
 #include "adapter/extension/read_range_function.hpp"
 #include "adapter/extension/settings.hpp"
+#include "adapter/extension/cache_functions.hpp"
 #include "adapter/extension/stats_functions.hpp"
 #include "adapter/filesystem/wrapped_file_system.hpp"
 #include "adapter/stores/remote_store.hpp"
@@ -61,6 +62,7 @@ static void LoadInternal(ExtensionLoader &loader) {
 	auto state = ExtensionState::GetOrCreate(db);
 	RegisterSettings(config);
 	RegisterStatsFunctions(loader);
+	RegisterCacheFunctions(loader);
 	RegisterReadRangeFunction(loader);
 	ExtensionCallback::Register(config, make_shared_ptr<WrapOnLoadCallback>(state));
 	WrapRemoteFileSystems(db, state);

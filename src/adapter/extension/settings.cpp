@@ -20,6 +20,10 @@ template <size_t INDEX>
 static void OnSet(ClientContext &context, SetScope, Value &parameter) {
 	static_assert(INDEX < SETTING_COUNT, "a callback for a setting that does not exist");
 	auto &spec = SETTING_SPECS[INDEX];
+	if (spec.kind == SettingKind::TEXT) {
+		ExtensionState::Get(*context.db)->ApplyTextSetting(spec, SettingAsText(spec, parameter));
+		return;
+	}
 	auto value = SettingAsInteger(spec, parameter);
 	auto error = spec.Validate(value);
 	if (!error.empty()) {
@@ -37,11 +41,21 @@ void RegisterSettings(duckdb::DBConfig &config) {
 	auto callbacks = MakeCallbacks(std::make_index_sequence<SETTING_COUNT> {});
 	for (size_t i = 0; i < SETTING_COUNT; i++) {
 		auto &spec = SETTING_SPECS[i];
-		bool is_flag = spec.kind == SettingKind::BOOLEAN;
-		Value default_value = is_flag ? Value::BOOLEAN(spec.default_value != 0) : Value::BIGINT(spec.default_value);
 		auto scope = spec.scope == SettingScope::GLOBAL ? SetScope::GLOBAL : SetScope::SESSION;
-		config.AddExtensionOption(spec.name, spec.description, is_flag ? LogicalType::BOOLEAN : LogicalType::BIGINT,
-		                          default_value, callbacks[i], scope);
+		switch (spec.kind) {
+		case SettingKind::BOOLEAN:
+			config.AddExtensionOption(spec.name, spec.description, LogicalType::BOOLEAN,
+			                          Value::BOOLEAN(spec.default_value != 0), callbacks[i], scope);
+			break;
+		case SettingKind::INTEGER:
+			config.AddExtensionOption(spec.name, spec.description, LogicalType::BIGINT,
+			                          Value::BIGINT(spec.default_value), callbacks[i], scope);
+			break;
+		case SettingKind::TEXT:
+			config.AddExtensionOption(spec.name, spec.description, LogicalType::VARCHAR, Value(spec.default_text),
+			                          callbacks[i], scope);
+			break;
+		}
 	}
 }
 

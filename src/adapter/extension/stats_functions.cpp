@@ -3,6 +3,7 @@
 #include "adapter/compat/duckdb_api.hpp"
 
 #include "adapter/common/extension_state.hpp"
+#include "adapter/extension/table_rows.hpp"
 #include "duckdb/function/table_function.hpp"
 #include "duckdb/main/client_context.hpp"
 #include "duckdb/main/extension/extension_loader.hpp"
@@ -16,12 +17,6 @@ namespace {
 struct Column {
 	const char *name;
 	LogicalType type;
-};
-
-//! Rows computed once at init and then emitted in chunks.
-struct RowsState : public GlobalTableFunctionState {
-	vector<vector<Value>> rows;
-	idx_t offset = 0;
 };
 
 //! Columns after the counters (which come from COUNTER_SPECS).
@@ -43,6 +38,8 @@ const vector<Column> &ExtraColumns() {
 	    {"streams", LogicalType::UBIGINT},
 	    {"streams_settled", LogicalType::UBIGINT},
 	    {"streams_throttles", LogicalType::UBIGINT},
+	    {"cache_bytes_evicted", LogicalType::UBIGINT},
+	    {"cache_corrupt_blocks_removed", LogicalType::UBIGINT},
 	};
 	return columns;
 }
@@ -58,7 +55,7 @@ Value ModelValue(uint64_t samples, double value) {
 	return samples == 0 ? Value(LogicalType::DOUBLE) : Value::DOUBLE(value);
 }
 
-vector<Value> StatsRow(const string &name, const IoStatsSnapshot &stats, const ExtensionState &state) {
+vector<Value> StatsRow(const string &name, const IoStatsSnapshot &stats, ExtensionState &state) {
 	vector<Value> row {Value(name)};
 	for (auto &spec : COUNTER_SPECS) {
 		auto count = stats.Get(spec.counter);
@@ -92,6 +89,13 @@ vector<Value> StatsRow(const string &name, const IoStatsSnapshot &stats, const E
 	row.push_back(Value::UBIGINT(streams.streams));
 	row.push_back(Value::UBIGINT(streams.settled_streams));
 	row.push_back(Value::UBIGINT(streams.throttles));
+	// The database's cache evicts and removes for all its readers: its own counters, since it was opened.
+	BlockCacheCounters cache;
+	if (auto current = state.CurrentCache()) {
+		cache = current->Counters();
+	}
+	row.push_back(Value::UBIGINT(cache.bytes_evicted));
+	row.push_back(Value::UBIGINT(cache.corrupt_blocks_removed));
 	return row;
 }
 
@@ -138,6 +142,8 @@ unique_ptr<GlobalTableFunctionState> ResetInit(ClientContext &context, TableFunc
 	return std::move(result);
 }
 
+} // namespace
+
 void EmitRows(ClientContext &, TableFunctionInput &input, DataChunk &output) {
 	auto &state = input.global_state->Cast<RowsState>();
 	idx_t count = 0;
@@ -150,8 +156,6 @@ void EmitRows(ClientContext &, TableFunctionInput &input, DataChunk &output) {
 	}
 	output.SetCardinality(count);
 }
-
-} // namespace
 
 void RegisterStatsFunctions(ExtensionLoader &loader) {
 	loader.RegisterFunction(TableFunction("httpfs2_stats", {}, EmitRows, StatsBind, StatsInit));

@@ -1,5 +1,7 @@
 #include "adapter/filesystem/wrapped_file_system.hpp"
 
+#include <chrono>
+
 #include "adapter/compat/duckdb_api.hpp"
 #include "adapter/common/session_settings.hpp"
 #include "duckdb/common/file_opener.hpp"
@@ -101,8 +103,24 @@ unique_ptr<UploadHandle> WrappedFileSystem::OpenUpload(const string &path, duckd
 	std::unique_ptr<ObjectUpload> upload(
 	    new ObjectUpload(std::move(target), state->upload_pool, state->upload_budget, options));
 	auto mark = std::unique_ptr<UploadingPaths::Mark>(new UploadingPaths::Mark(uploading, path));
-	return duckdb::make_uniq<UploadHandle>(*this, path, flags, std::move(upload), stats, std::move(mark),
-	                                       StatementUploads::For(opener), settings);
+	auto handle = duckdb::make_uniq<UploadHandle>(*this, path, flags, std::move(upload), stats, std::move(mark),
+	                                              StatementUploads::For(opener), settings);
+	string cache_error;
+	auto cache = settings.cache_enabled ? state->CacheFor(settings, cache_error) : nullptr;
+	if (cache) {
+		// The object's old versions will never be served (keys carry the version): their blocks go, off the
+		// writer's path, since finding them scans the cache. Blocks touched since the completion (the new version,
+		// read at once) stay; 10 ms allow for file times, which lag the clock by a few ms.
+		auto shared = state;
+		handle->completed = [shared, cache, path]() {
+			auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+			               std::chrono::system_clock::now().time_since_epoch())
+			               .count();
+			auto before_ns = static_cast<int64_t>(now) - 10 * 1000 * 1000;
+			shared->io_pool.Submit([cache, path, before_ns]() { cache->ClearPath(path, before_ns); });
+		};
+	}
+	return handle;
 }
 
 UploadHandle *WrappedFileSystem::AsUpload(FileHandle &handle) {
@@ -131,7 +149,7 @@ void WrappedFileSystem::ReadForReader(ReadHandle &handle, void *buffer, int64_t 
 	    reader.TryRead(handle, buffer, static_cast<idx_t>(nr_bytes), location)) {
 		return;
 	}
-	if (nr_bytes > 0 && handle.ChecksFirstAnswers() && location <= handle.file_size &&
+	if (nr_bytes > 0 && handle.ReadsThroughRangeReader() && location <= handle.file_size &&
 	    static_cast<idx_t>(nr_bytes) <= handle.file_size - location) {
 		try {
 			handle.range_reader->Read(ByteRange {location, static_cast<idx_t>(nr_bytes)}, static_cast<char *>(buffer));
@@ -188,7 +206,7 @@ void WrappedFileSystem::Read(FileHandle &handle, void *buffer, int64_t nr_bytes,
 int64_t WrappedFileSystem::Read(FileHandle &handle, void *buffer, int64_t nr_bytes) {
 	auto &readable = Readable(handle);
 	read_ahead.AttachDeferred(readable);
-	bool positional = readable.read_ahead || readable.ReadsWholeObject() || readable.ChecksFirstAnswers();
+	bool positional = readable.read_ahead || readable.ReadsWholeObject() || readable.ReadsThroughRangeReader();
 	if ((positional || readable.CanSplit()) && nr_bytes > 0) {
 		// A sequential read is a positional read at the current position, clamped to the end of the file.
 		idx_t position = readable.inner.SeekPosition();

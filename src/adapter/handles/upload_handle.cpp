@@ -80,7 +80,7 @@ void UploadHandle::Close() {
 		// The last parts and the completion go on on the IO pool; the transaction's commit waits for them.
 		auto completion = upload->CloseInBackground();
 		stats->Add(Counter::UPLOAD_BYTES_SPILLED, upload->BytesSpilled());
-		statement->Add(path, std::move(completion), std::move(uploading), stats);
+		statement->Add(path, std::move(completion), std::move(uploading), stats, completed);
 		return;
 	}
 	auto start = std::chrono::steady_clock::now();
@@ -95,6 +95,9 @@ void UploadHandle::Close() {
 	        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count()));
 	uploading.reset();
 	stats->Add(Counter::FILES_UPLOADED);
+	if (completed) {
+		completed();
+	}
 	stats->Add(Counter::UPLOAD_BYTES_SPILLED, upload->BytesSpilled());
 }
 

@@ -28,6 +28,9 @@ bool ParallelReader::TryRead(ReadHandle &handle, void *buffer, idx_t nr_bytes, i
 	if (plan.pieces.empty()) {
 		return false;
 	}
+	if (handle.range_reader && handle.range_reader->CacheOn()) {
+		AlignCuts(plan.pieces, BlockCache::BLOCK_SIZE);
+	}
 	stats.RecordSplit(plan.fanout);
 
 	auto start = Clock::now();

@@ -1,5 +1,7 @@
 #include "adapter/read/read_opener.hpp"
 
+#include "duckdb/logging/logger.hpp"
+
 #include "adapter/compat/duckdb_api.hpp"
 #include "adapter/common/query_versions.hpp"
 #include "core/formats/manifest_list.hpp"
@@ -122,11 +124,12 @@ unique_ptr<ReadHandle> ReadOpener::Open(const duckdb::OpenFileInfo &file, duckdb
 		return handle;
 	}
 	PrepareSubReads(*handle, opener);
-	if (store.ChecksRanges() && (handle->CanSplit() || settings.ReadAheadActive())) {
+	if (store.ChecksRanges() && (handle->CanSplit() || settings.ReadAheadActive() || settings.cache_enabled)) {
 		// A version the store gave with an exact range (a tail GET) says the store serves ranges.
 		handle->range_reader =
 		    store.RangeReaderFor(handle->path, version, opener, handle->version_known && store.VersionsConfirmRanges());
 		if (handle->range_reader) {
+			AttachCache(*handle->range_reader, settings, opener);
 			// For when the store's range answers are declined for other bytes than asked (ReadFallback::WHOLE_OBJECT).
 			PrepareWholeObject(*handle, version);
 		}
@@ -148,6 +151,38 @@ unique_ptr<ReadHandle> ReadOpener::Open(const duckdb::OpenFileInfo &file, duckdb
 		prefetch.Opened(file.path, settings, opener);
 	}
 	return handle;
+}
+
+//! A warning in DuckDB's log (duckdb_logs, once logging is enabled), where a user looks for what went wrong.
+static void LogWarning(duckdb::ClientContext &context, const string &message) {
+	using namespace duckdb;
+	DUCKDB_LOG_WARNING(context, message);
+}
+
+void ReadOpener::AttachCache(CheckedRangeReader &reader, const IoSettings &settings, optional_ptr<FileOpener> opener) {
+	if (!settings.cache_enabled) {
+		return;
+	}
+	auto context = FileOpener::TryGetClientContext(opener);
+	duckdb::weak_ptr<duckdb::ClientContext> connection;
+	if (context) {
+		connection = context->shared_from_this();
+	}
+	auto directory = settings.CacheDirectory();
+	auto &counters = stats;
+	auto warn = [connection, directory, &counters](const string &why) {
+		counters.Add(Counter::CACHE_FAILURES);
+		if (auto live = connection.lock()) {
+			LogWarning(*live, "httpfs2: the block cache in '" + directory + "' is off for this file: " + why);
+		}
+	};
+	string error;
+	auto cache = state.CacheFor(settings, error);
+	if (!cache) {
+		warn(error);
+		return;
+	}
+	reader.UseCache(std::move(cache), warn);
 }
 
 unique_ptr<ReadHandle> ReadOpener::OpenInner(const duckdb::OpenFileInfo &file, duckdb::FileOpenFlags flags,

@@ -1,5 +1,6 @@
 #include "adapter/stores/checked_range_reader.hpp"
 
+#include "core/cache/cached_read.hpp"
 #include "core/requests/http_parts.hpp"
 #include "core/requests/retry_policy.hpp"
 #include "core/requests/s3_request.hpp"
@@ -204,7 +205,47 @@ void CheckedRangeReader::Send(const ByteRange &range, char *destination, Attempt
 	}
 }
 
+void CheckedRangeReader::UseCache(std::shared_ptr<BlockCache> cache_p, std::function<void(const string &)> warn) {
+	D_ASSERT(warn);
+	cache = std::move(cache_p);
+	warn_cache_failed = std::move(warn);
+	cache_on = cache != nullptr;
+}
+
+bool CheckedRangeReader::CacheKeyOf(CacheKey &key) {
+	if (path.find('?') != string::npos) {
+		return false;
+	}
+	auto known = Expected();
+	auto size = std::to_string(known.size);
+	if (!known.etag.empty() && known.etag.rfind("W/", 0) != 0) {
+		key.version = "etag=" + known.etag + ";size=" + size;
+	} else if (known.last_modified != 0) {
+		key.version = "size=" + size + ";modified=" + std::to_string(static_cast<int64_t>(known.last_modified));
+	} else {
+		return false;
+	}
+	key.path = path;
+	return true;
+}
+
 void CheckedRangeReader::Read(const ByteRange &range, char *destination) {
+	CacheKey key;
+	if (!cache_on || !CacheKeyOf(key)) {
+		ReadFromStore(range, destination);
+		return;
+	}
+	auto fetch = [this](const ByteRange &span, char *bytes, CacheKey &proven) {
+		ReadFromStore(span, bytes);
+		CacheKeyOf(proven);
+	};
+	if (!ReadThroughBlockCache(*cache, key, Expected().size, range, destination, stats, fetch) &&
+	    cache_on.exchange(false)) {
+		warn_cache_failed("a block could not be written: " + string(std::strerror(errno)));
+	}
+}
+
+void CheckedRangeReader::ReadFromStore(const ByteRange &range, char *destination) {
 	ByteRange rest = range;
 	if (!ranges_confirmed) {
 		auto failed_before = probes_failed.load();

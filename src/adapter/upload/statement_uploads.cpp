@@ -28,10 +28,12 @@ duckdb::shared_ptr<StatementUploads> StatementUploads::For(duckdb::optional_ptr<
 }
 
 void StatementUploads::Add(std::string path, std::shared_ptr<UploadCompletion> completion,
-                           std::unique_ptr<UploadingPaths::Mark> mark, std::shared_ptr<IoStats> stats) {
+                           std::unique_ptr<UploadingPaths::Mark> mark, std::shared_ptr<IoStats> stats,
+                           std::function<void()> completed) {
 	mark->Completing(completion);
 	std::lock_guard<std::mutex> guard(lock);
-	pending.push_back(Pending {std::move(path), std::move(completion), std::move(mark), std::move(stats)});
+	pending.push_back(
+	    Pending {std::move(path), std::move(completion), std::move(mark), std::move(stats), std::move(completed)});
 }
 
 std::vector<StatementUploads::Pending> StatementUploads::Take() {
@@ -58,6 +60,9 @@ void StatementUploads::TransactionCommit(duckdb::MetaTransaction &, duckdb::Clie
 		                                            .count()));
 		if (!failure) {
 			upload.stats->Add(Counter::FILES_UPLOADED);
+			if (upload.completed) {
+				upload.completed();
+			}
 			continue;
 		}
 		try {

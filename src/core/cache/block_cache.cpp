@@ -1,5 +1,7 @@
 #include "core/cache/block_cache.hpp"
 
+#include <limits>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
@@ -179,6 +181,17 @@ bool BlockCache::WriteBlock(const CacheKey &key, uint64_t index, const char *dat
 }
 
 uint64_t BlockCache::Clear(const std::string &path_prefix) {
+	return ClearWhere(
+	    path_prefix.empty(), [&](const std::string &path) { return StartsWith(path, path_prefix); },
+	    std::numeric_limits<int64_t>::max());
+}
+
+uint64_t BlockCache::ClearPath(const std::string &path, int64_t before_ns) {
+	return ClearWhere(
+	    false, [&](const std::string &key_path) { return key_path == path; }, before_ns);
+}
+
+uint64_t BlockCache::ClearWhere(bool all, const std::function<bool(const std::string &)> &matches, int64_t before_ns) {
 	auto blocks = ScanBlocks();
 	uint64_t held = 0;
 	std::vector<ScannedBlock> matching;
@@ -187,7 +200,7 @@ uint64_t BlockCache::Clear(const std::string &path_prefix) {
 		CacheKey key;
 		uint64_t length;
 		// A block whose header cannot be read names no path: only clearing all removes it (a Get would too).
-		if (path_prefix.empty() || (ReadBlockKey(block.file, key, length) && StartsWith(key.path, path_prefix))) {
+		if (block.modified_ns < before_ns && (all || (ReadBlockKey(block.file, key, length) && matches(key.path)))) {
 			matching.push_back(block);
 		}
 	}

@@ -1,5 +1,7 @@
 #include "core/common/io_settings.hpp"
 
+#include <cstdlib>
+
 namespace httpfs2 {
 
 constexpr uint64_t RecommendedPreset::MAX_FANOUT;
@@ -8,8 +10,27 @@ constexpr uint64_t RecommendedPreset::MIN_BYTES;
 
 IoSettings::IoSettings() {
 	for (auto &spec : SETTING_SPECS) {
-		spec.Apply(*this, spec.default_value);
+		if (spec.kind == SettingKind::TEXT) {
+			spec.ApplyText(*this, spec.default_text);
+		} else {
+			spec.Apply(*this, spec.default_value);
+		}
 	}
+}
+
+std::string IoSettings::CacheDirectory() const {
+	if (!cache_directory.empty()) {
+		return cache_directory;
+	}
+	auto xdg = std::getenv("XDG_CACHE_HOME");
+	if (xdg && *xdg) {
+		return std::string(xdg) + "/httpfs2/blocks";
+	}
+	auto home = std::getenv("HOME");
+	if (home && *home) {
+		return std::string(home) + "/.cache/httpfs2/blocks";
+	}
+	return std::string();
 }
 
 IoSettings IoSettings::Effective() const {
@@ -45,7 +66,7 @@ std::string FormatBytes(uint64_t bytes) {
 }
 
 std::string SettingSpec::Validate(int64_t value) const {
-	if (kind == SettingKind::BOOLEAN || (value >= min_value && value <= max_value)) {
+	if (kind != SettingKind::INTEGER || (value >= min_value && value <= max_value)) {
 		return std::string();
 	}
 	std::string range = std::to_string(min_value) + " and " + std::to_string(max_value);
@@ -60,8 +81,14 @@ std::string SettingSpec::Validate(int64_t value) const {
 void SettingSpec::Apply(IoSettings &settings, int64_t value) const {
 	if (kind == SettingKind::BOOLEAN) {
 		settings.*flag = value != 0;
-	} else {
+	} else if (kind == SettingKind::INTEGER) {
 		settings.*number = static_cast<uint64_t>(value);
+	}
+}
+
+void SettingSpec::ApplyText(IoSettings &settings, const std::string &value) const {
+	if (kind == SettingKind::TEXT) {
+		settings.*text = value;
 	}
 }
 

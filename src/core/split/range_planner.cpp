@@ -12,6 +12,25 @@ bool RangePlanner::ShouldSplit(uint64_t length) const {
 	return length >= min_bytes && length >= 2;
 }
 
+void AlignCuts(std::vector<ByteRange> &pieces, uint64_t alignment) {
+	if (pieces.size() < 2 || alignment == 0) {
+		return;
+	}
+	auto start = pieces.front().offset;
+	auto end = pieces.back().End();
+	std::vector<ByteRange> aligned;
+	auto position = start;
+	for (size_t i = 0; i + 1 < pieces.size(); i++) {
+		auto cut = (pieces[i].End() + alignment / 2) / alignment * alignment;
+		if (cut > position && cut < end) {
+			aligned.push_back(ByteRange {position, cut - position});
+			position = cut;
+		}
+	}
+	aligned.push_back(ByteRange {position, end - position});
+	pieces = std::move(aligned);
+}
+
 std::vector<ByteRange> RangePlanner::Plan(uint64_t offset, uint64_t length, uint64_t fanout) const {
 	std::vector<ByteRange> pieces;
 	if (length == 0) {

@@ -10,6 +10,7 @@
 
 #pragma once
 
+#include "core/cache/block_cache.hpp"
 #include "core/common/cost_model.hpp"
 #include "core/common/io_pool.hpp"
 #include "core/common/memory_budget.hpp"
@@ -61,6 +62,14 @@ public:
 	IoSettings LastSetSettings();
 	//! Records a SET value; a global one also resizes what it sizes (the IO pool, the read-ahead and upload budgets).
 	void ApplySetting(const SettingSpec &spec, int64_t value);
+	void ApplyTextSetting(const SettingSpec &spec, const std::string &value);
+
+	//! The database's block cache in the directory and bound `settings` name (whether or not it is enabled), opened
+	//! on first use and opened again when they change; null, with `error` naming the directory and the reason, when
+	//! it cannot be opened.
+	std::shared_ptr<BlockCache> CacheFor(const IoSettings &settings, std::string &error);
+	//! The cache opened last (null before any): its counters for httpfs2_stats().
+	std::shared_ptr<BlockCache> CurrentCache();
 
 	//! Declared before the pool, so they outlive its threads: tasks still queued when the pool is destroyed hold
 	//! read-ahead charged to the budget, and a fetch that ends reports its time to the model.
@@ -79,6 +88,10 @@ private:
 	std::set<std::string> wrapped;
 	std::vector<HandleKeeper *> filesystems;
 	IoSettings last_set;
+
+	std::mutex cache_lock;
+	std::shared_ptr<BlockCache> cache;
+	std::string cache_directory;
 };
 
 } // namespace httpfs2

@@ -75,12 +75,14 @@ public:
 		return whole_at_open || ranges_ignored_by_sub_reads ||
 		       (range_reader && range_reader->Fallback() != ReadFallback::NONE);
 	}
-	//! No answer of the file's store proved its version yet: a read goes as one of range_reader's checked GETs, not as
-	//! httpfs's (which checks an ETag only where its answer has one, so reads answered around a replacement without
-	//! one would join two versions), until one did or the answers were declined.
-	bool ChecksFirstAnswers() const {
-		return range_reader && range_reader->Fallback() == ReadFallback::NONE && !range_reader->RangesConfirmed() &&
-		       !whole_at_open && !ranges_ignored_by_sub_reads;
+	//! A read that is not split goes as one of range_reader's checked GETs, not as httpfs's: while no answer of the
+	//! file's store proved its version (httpfs checks an ETag only where its answer has one, so reads answered around a
+	//! replacement without one would join two versions), and always while the block cache is on (a warm read makes no
+	//! request); never once the answers were declined.
+	bool ReadsThroughRangeReader() const {
+		return range_reader && range_reader->Fallback() == ReadFallback::NONE &&
+		       (!range_reader->RangesConfirmed() || range_reader->CacheOn()) && !whole_at_open &&
+		       !ranges_ignored_by_sub_reads;
 	}
 	//! The declined file is read from one GET of the whole object (whole_object), not with range requests.
 	bool ReadsWholeObject() const {

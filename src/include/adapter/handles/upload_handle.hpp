@@ -30,6 +30,8 @@ public:
 	             std::unique_ptr<ObjectUpload> upload, std::shared_ptr<IoStats> stats,
 	             std::unique_ptr<UploadingPaths::Mark> uploading, duckdb::shared_ptr<StatementUploads> statement,
 	             const IoSettings &settings);
+	//! Called once the object is complete (the block cache drops the path's blocks); may be empty. Set before Close.
+	std::function<void()> completed;
 	//! An upload not closed successfully is aborted here (ObjectUpload's destructor): the key keeps what it had.
 	~UploadHandle() override;
 

@@ -63,6 +63,10 @@ private:
 	void PrepareWholeObject(ReadHandle &handle, const ObjectVersion &version);
 	//! Prepares the handles sub-reads run on, or leaves the handle unable to split when the file is too small.
 	void PrepareSubReads(ReadHandle &handle, duckdb::optional_ptr<duckdb::FileOpener> opener);
+	//! With the block cache enabled: the database's cache for the handle's range reader; a directory that cannot be
+	//! opened leaves the file read without it, with a warning in DuckDB's log naming the directory.
+	void AttachCache(CheckedRangeReader &reader, const IoSettings &settings,
+	                 duckdb::optional_ptr<duckdb::FileOpener> opener);
 
 	duckdb::FileSystem &wrapper;
 	duckdb::FileSystem &inner;

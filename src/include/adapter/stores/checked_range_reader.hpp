@@ -16,6 +16,7 @@
 #include "adapter/stores/store_http.hpp"
 #include "adapter/common/object_version.hpp"
 #include "adapter/stores/s3_signing.hpp"
+#include "core/cache/block_cache.hpp"
 #include "core/common/io_stats.hpp"
 #include "core/common/stream_controller.hpp"
 #include "core/read_ahead/object_read_ahead.hpp"
@@ -25,6 +26,7 @@
 
 #include <atomic>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -91,7 +93,17 @@ public:
 	//! another version. Retries what httpfs would (no answer, 5xx, 429, a short body). Until one answer showed that the
 	//! server serves ranges, one request is in flight at a time, for the first PROBE_BYTES of its range: a server that
 	//! ignores them sends the whole object to each, and the curl client holds each in memory.
+	//! With a block cache (UseCache), a read whose blocks are all held for the version is served from it with no
+	//! request; otherwise it is fetched widened to whole blocks, which are put in the cache.
 	void Read(const ByteRange &range, char *destination);
+
+	//! Reads look in `cache` first and fill it, while the version can key it (CacheKeyOf); `warn` is told once, with
+	//! the reason, when a write to it fails, and the reader no longer uses it. Set before the reader is shared.
+	void UseCache(std::shared_ptr<BlockCache> cache, std::function<void(const std::string &)> warn);
+	//! Whether reads go through the block cache (UseCache, and no write to it failed).
+	bool CacheOn() const {
+		return cache_on.load();
+	}
 
 	//! The version the answers so far were of: the open's, with what the first exact answer added (its ETag).
 	ObjectVersion AnsweredVersion();
@@ -111,6 +123,12 @@ public:
 private:
 	struct Attempt;
 
+	//! Read without the cache.
+	void ReadFromStore(const ByteRange &range, char *destination);
+	//! The key of the version read in the block cache: the path with its strong ETag and size, or, for an object
+	//! without an ETag, its size and Last-Modified (a weaker proof); false when the version has neither, or the path
+	//! has a query (which may carry a credential).
+	bool CacheKeyOf(CacheKey &key);
 	//! Read's attempts, as httpfs's retry policy makes them.
 	void ReadWithRetries(const ByteRange &range, char *destination);
 	//! After an answer refusing the credentials (an expired session token, a key or signature the store no longer
@@ -164,6 +182,9 @@ private:
 
 	ClientPool clients;
 	std::shared_ptr<RangedPaths> ranged;
+	std::shared_ptr<BlockCache> cache;
+	std::function<void(const std::string &)> warn_cache_failed;
+	std::atomic<bool> cache_on {false};
 	std::mutex lock;
 	ExpectedVersion expected;
 };

@@ -24,6 +24,7 @@
 #include "duckdb/main/client_context_state.hpp"
 
 #include <memory>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -36,9 +37,10 @@ public:
 	//! close must wait (no client context or transaction, or a catalog of another kind in the transaction).
 	static duckdb::shared_ptr<StatementUploads> For(duckdb::optional_ptr<duckdb::FileOpener> opener);
 
-	//! An object closed in the background; `mark` keeps its path marked being uploaded until it is done.
+	//! An object closed in the background; `mark` keeps its path marked being uploaded until it is done; `completed`
+	//! (may be empty) is called once it is complete.
 	void Add(std::string path, std::shared_ptr<UploadCompletion> completion, std::unique_ptr<UploadingPaths::Mark> mark,
-	         std::shared_ptr<IoStats> stats);
+	         std::shared_ptr<IoStats> stats, std::function<void()> completed);
 
 	//! Waits for every object the transaction wrote; throws the first failure, naming its object.
 	void TransactionCommit(duckdb::MetaTransaction &transaction, duckdb::ClientContext &context) override;
@@ -51,6 +53,7 @@ private:
 		std::shared_ptr<UploadCompletion> completion;
 		std::unique_ptr<UploadingPaths::Mark> mark;
 		std::shared_ptr<IoStats> stats;
+		std::function<void()> completed;
 	};
 	std::vector<Pending> Take();
 

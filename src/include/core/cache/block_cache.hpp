@@ -32,6 +32,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -80,6 +81,10 @@ public:
 	//! Removes the blocks of every object whose path starts with `path_prefix` ("" removes all); the bytes removed
 	//! (files' sizes).
 	uint64_t Clear(const std::string &path_prefix);
+	//! Removes the blocks of every version of the object at exactly `path` that were not written or read since
+	//! `before_ns` (CLOCK_REALTIME: when the object was written anew, so that blocks of its new version read since
+	//! stay); the bytes removed.
+	uint64_t ClearPath(const std::string &path, int64_t before_ns);
 	//! What all processes hold now, per object version, by path and version.
 	std::vector<CachedObject> Info();
 	//! The bytes on disk now (files' sizes, headers included, as the bound counts them), from a scan of the
@@ -110,6 +115,9 @@ private:
 	static void ScanObjectFolder(const std::string &folder, int64_t now_ns, std::vector<ScannedBlock> &blocks);
 	uint64_t EvictLeastRecentlyUsed(std::vector<ScannedBlock> &blocks, uint64_t held);
 	uint64_t RemoveBlocks(const std::vector<ScannedBlock> &blocks);
+	//! Removes the blocks whose key's path `matches` (all blocks, unreadable ones included, with `all`), of those last
+	//! written or read before `before_ns`.
+	uint64_t ClearWhere(bool all, const std::function<bool(const std::string &)> &matches, int64_t before_ns);
 
 	const std::string root;
 	const uint64_t max_bytes;

@@ -50,6 +50,10 @@ struct IoSettings {
 	bool write_enabled;
 	uint64_t write_part_size_bytes;
 	uint64_t write_memory_limit_bytes;
+	bool cache_enabled;
+	//! As set: "" is the default place (CacheDirectory()).
+	std::string cache_directory;
+	uint64_t cache_max_bytes;
 
 	//! The settings with the recommended preset applied when it is enabled.
 	IoSettings Effective() const;
@@ -62,9 +66,12 @@ struct IoSettings {
 	bool UploadsActive() const {
 		return enabled && write_enabled;
 	}
+	//! The block cache's directory: cache_directory, else $XDG_CACHE_HOME/httpfs2/blocks, else
+	//! $HOME/.cache/httpfs2/blocks ("" when none of them is set).
+	std::string CacheDirectory() const;
 };
 
-enum class SettingKind { BOOLEAN, INTEGER };
+enum class SettingKind { BOOLEAN, INTEGER, TEXT };
 //! GLOBAL settings size something the whole database shares (the IO pool, the read-ahead budget).
 enum class SettingScope { SESSION, GLOBAL };
 
@@ -80,16 +87,23 @@ struct SettingSpec {
 	int64_t max_value;
 	bool IoSettings::*flag;
 	uint64_t IoSettings::*number;
+	//! For TEXT settings: the default and where the value lands.
+	const char *default_text;
+	std::string IoSettings::*text;
 
-	//! Empty when value is accepted; otherwise a message naming the setting and its range.
+	//! Empty when value is accepted; otherwise a message naming the setting and its range. Any text is accepted.
 	std::string Validate(int64_t value) const;
+	//! A BOOLEAN (0 or 1) or INTEGER value.
 	void Apply(IoSettings &settings, int64_t value) const;
+	//! A TEXT value.
+	void ApplyText(IoSettings &settings, const std::string &value) const;
 };
 
 constexpr SettingSpec FlagSetting(const char *name, const char *description, bool default_value,
                                   bool IoSettings::*member) {
-	return SettingSpec {name,   description, SettingKind::BOOLEAN, SettingScope::SESSION, default_value ? 1 : 0, 0, 1,
-	                    member, nullptr};
+	return SettingSpec {
+	    name,    description, SettingKind::BOOLEAN, SettingScope::SESSION, default_value ? 1 : 0, 0, 1, member, nullptr,
+	    nullptr, nullptr};
 }
 
 constexpr SettingSpec NumberSetting(const char *name, const char *description, SettingScope scope,
@@ -103,7 +117,14 @@ constexpr SettingSpec NumberSetting(const char *name, const char *description, S
 	                    static_cast<int64_t>(min_value),
 	                    static_cast<int64_t>(max_value),
 	                    nullptr,
-	                    member};
+	                    member,
+	                    nullptr,
+	                    nullptr};
+}
+
+constexpr SettingSpec TextSetting(const char *name, const char *description, SettingScope scope,
+                                  const char *default_value, std::string IoSettings::*member) {
+	return SettingSpec {name, description, SettingKind::TEXT, scope, 0, 0, 0, nullptr, nullptr, default_value, member};
 }
 
 //! All settings, in the order of the README. Its size is known at compile time, so the adapter's per-setting
@@ -162,6 +183,20 @@ constexpr SettingSpec SETTING_SPECS[] = {
                   "Memory for the part buffers of all uploads of the database; never exceeded: a write waits for "
                   "parts to be acknowledged, and a part it cannot hold goes on in a temporary file",
                   SettingScope::GLOBAL, 256 * MiB, 16 * MiB, 1024 * GiB, &IoSettings::write_memory_limit_bytes),
+    FlagSetting("httpfs2_cache_enabled",
+                "Keep the blocks (1 MiB, aligned in the object) of what is read from s3:// and http(s):// on local "
+                "disk, keyed by the object's path and version, and serve reads of the same version from there with no "
+                "request; shared by every process using the same directory; only when "
+                "httpfs2_parallel_read_enabled is on",
+                false, &IoSettings::cache_enabled),
+    TextSetting("httpfs2_cache_directory",
+                "Directory of the block cache; empty means $XDG_CACHE_HOME/httpfs2/blocks, else "
+                "$HOME/.cache/httpfs2/blocks",
+                SettingScope::SESSION, "", &IoSettings::cache_directory),
+    NumberSetting("httpfs2_cache_max_bytes",
+                  "Bound of the block cache on disk, shared by the processes using it: the least recently used blocks "
+                  "are evicted past it",
+                  SettingScope::GLOBAL, 4 * GiB, 16 * MiB, 1024 * 1024 * GiB, &IoSettings::cache_max_bytes),
 };
 
 constexpr size_t SETTING_COUNT = sizeof(SETTING_SPECS) / sizeof(SETTING_SPECS[0]);

@@ -96,6 +96,14 @@ enum class Counter : size_t {
 	//! Time writers spent in the Close of uploaded files (the last part, waiting for the others, the completion);
 	//! DuckDB closes the files of a PARTITION_BY one after another (shown in seconds).
 	UPLOAD_CLOSE_MICROS,
+	//! Blocks of the block cache found held, and not held (absent, evicted or corrupt), by reads through it; the bytes
+	//! readers got from it, and the bytes of the blocks written to it.
+	CACHE_HITS,
+	CACHE_MISSES,
+	CACHE_BYTES_SERVED,
+	CACHE_BYTES_WRITTEN,
+	//! Times the block cache was turned off for a file: its directory could not be opened, or a block not written.
+	CACHE_FAILURES,
 	COUNT
 };
 
@@ -150,6 +158,11 @@ constexpr CounterSpec COUNTER_SPECS[] = {
     {Counter::UPLOADS_ABORTED, "uploads_aborted"},
     {Counter::UPLOAD_BYTES_SPILLED, "upload_bytes_spilled"},
     {Counter::UPLOAD_CLOSE_MICROS, "upload_close_seconds"},
+    {Counter::CACHE_HITS, "cache_hits"},
+    {Counter::CACHE_MISSES, "cache_misses"},
+    {Counter::CACHE_BYTES_SERVED, "cache_bytes_served"},
+    {Counter::CACHE_BYTES_WRITTEN, "cache_bytes_written"},
+    {Counter::CACHE_FAILURES, "cache_failures"},
 };
 static_assert(sizeof(COUNTER_SPECS) / sizeof(COUNTER_SPECS[0]) == COUNTER_COUNT, "every counter needs a column");
 

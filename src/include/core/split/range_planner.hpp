@@ -22,6 +22,10 @@ struct ByteRange {
 	}
 };
 
+//! Moves the cuts between consecutive `pieces` to the nearest multiple of `alignment` (a block cache's blocks, so that
+//! no two pieces fetch the same block), dropping pieces left empty; the pieces still cover the same bytes.
+void AlignCuts(std::vector<ByteRange> &pieces, uint64_t alignment);
+
 class RangePlanner {
 public:
 	//! Pieces are never cut smaller than this fraction of min_bytes, so a read just above min_bytes splits in two.

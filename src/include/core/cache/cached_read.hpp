@@ -1,0 +1,35 @@
+//===----------------------------------------------------------------------===//
+//                         httpfs2
+//
+// core/cache/cached_read.hpp
+//
+// One read of a remote object through the block cache: served from the blocks held when all are, otherwise fetched
+// once widened to whole blocks (aligned in the object, its last block short), the blocks put in the cache and the
+// bytes asked copied out.
+//===----------------------------------------------------------------------===//
+
+#pragma once
+
+#include "core/cache/block_cache.hpp"
+#include "core/common/io_stats.hpp"
+#include "core/split/range_planner.hpp"
+
+#include <functional>
+
+namespace httpfs2 {
+
+//! Fetches `range` of the object into its buffer; may update the key to the version the answer proved (an ETag
+//! the open did not know). Throws as the fetch does.
+using BlockFetch = std::function<void(const ByteRange &range, char *destination, CacheKey &key)>;
+
+//! The blocks [first, end) of the object that `range` touches; `range` lies within the object's `object_size` bytes.
+ByteRange BlockSpan(const ByteRange &range, uint64_t object_size);
+
+//! Reads `range` of the object version `key` (`object_size` bytes) into `destination`: from the cache when every
+//! block it touches is held (no fetch), else with one `fetch` of the whole blocks from the first one missing to the
+//! last, which are then put in the cache. Counts hits, misses and bytes in `stats`. False when a Put failed (disk
+//! full, directory gone): the bytes are right, the caller stops using the cache.
+bool ReadThroughBlockCache(BlockCache &cache, CacheKey key, uint64_t object_size, const ByteRange &range,
+                           char *destination, IoStats &stats, const BlockFetch &fetch);
+
+} // namespace httpfs2

@@ -1,0 +1,110 @@
+// ReadThroughBlockCache: what a read through the block cache fetches, serves and puts; AlignCuts.
+
+#include "core/cache/cached_read.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+using namespace httpfs2;
+
+namespace {
+
+constexpr uint64_t BLOCK = BlockCache::BLOCK_SIZE;
+
+//! An object of `size` bytes, each byte a function of its offset, fetched by ranges that are recorded.
+struct FakeObject {
+	explicit FakeObject(uint64_t size_p) : size(size_p) {
+	}
+	char ByteAt(uint64_t offset) const {
+		return static_cast<char>((offset * 131 + offset / 7) & 0xFF);
+	}
+	BlockFetch Fetch() {
+		return [this](const ByteRange &range, char *destination, CacheKey &) {
+			fetched.push_back(range);
+			for (uint64_t i = 0; i < range.length; i++) {
+				destination[i] = ByteAt(range.offset + i);
+			}
+		};
+	}
+	bool Holds(const ByteRange &range, const std::vector<char> &bytes) const {
+		for (uint64_t i = 0; i < range.length; i++) {
+			if (bytes[i] != ByteAt(range.offset + i)) {
+				return false;
+			}
+		}
+		return true;
+	}
+	uint64_t size;
+	std::vector<ByteRange> fetched;
+};
+
+class CachedReadTest : public ::testing::Test {
+protected:
+	void SetUp() override {
+		char pattern[] = "/tmp/httpfs2-cached-read-XXXXXX";
+		folder = mkdtemp(pattern);
+		std::string error;
+		cache = BlockCache::Open(folder, 64 * BLOCK, error);
+		ASSERT_NE(cache, nullptr) << error;
+	}
+	void TearDown() override {
+		cache.reset();
+		std::system(("rm -rf '" + folder + "'").c_str());
+	}
+	std::vector<char> Read(FakeObject &object, const ByteRange &range) {
+		std::vector<char> bytes(range.length);
+		EXPECT_TRUE(ReadThroughBlockCache(*cache, key, object.size, range, bytes.data(), stats, object.Fetch()));
+		EXPECT_TRUE(object.Holds(range, bytes));
+		return bytes;
+	}
+	std::string folder;
+	std::unique_ptr<BlockCache> cache;
+	CacheKey key {"s3://bucket/object", "etag=\"abc\";size=1"};
+	IoStats stats;
+};
+
+} // namespace
+
+TEST_F(CachedReadTest, AMissFetchesWholeBlocksAndAWarmReadFetchesNothing) {
+	FakeObject object(3 * BLOCK + 100);
+	Read(object, ByteRange {BLOCK + 10, 1000});
+	ASSERT_EQ(object.fetched.size(), 1u);
+	EXPECT_EQ(object.fetched[0].offset, BLOCK);
+	EXPECT_EQ(object.fetched[0].length, BLOCK);
+	Read(object, ByteRange {BLOCK + 500, BLOCK - 500});
+	EXPECT_EQ(object.fetched.size(), 1u);
+	auto snapshot = stats.Snapshot();
+	EXPECT_EQ(snapshot.Get(Counter::CACHE_MISSES), 1u);
+	EXPECT_EQ(snapshot.Get(Counter::CACHE_HITS), 1u);
+	EXPECT_EQ(snapshot.Get(Counter::CACHE_BYTES_WRITTEN), BLOCK);
+	EXPECT_EQ(snapshot.Get(Counter::CACHE_BYTES_SERVED), BLOCK - 500);
+}
+
+TEST_F(CachedReadTest, TheLastBlockIsShortAndOnlyMissingBlocksAreFetched) {
+	FakeObject object(3 * BLOCK + 100);
+	Read(object, ByteRange {3 * BLOCK, 100});
+	ASSERT_EQ(object.fetched.size(), 1u);
+	EXPECT_EQ(object.fetched[0].length, 100u);
+	Read(object, ByteRange {0, BLOCK});
+	// Blocks 1 and 2 are missing, 0 and 3 held: one fetch of the span between.
+	Read(object, ByteRange {5, 3 * BLOCK + 90});
+	ASSERT_EQ(object.fetched.size(), 3u);
+	EXPECT_EQ(object.fetched[2].offset, BLOCK);
+	EXPECT_EQ(object.fetched[2].length, 2 * BLOCK);
+	Read(object, ByteRange {0, object.size});
+	EXPECT_EQ(object.fetched.size(), 3u);
+}
+
+TEST(AlignCuts, CutsMoveToBlocksAndCoverTheSameBytes) {
+	std::vector<ByteRange> pieces {{100, 1500000}, {1500100, 1500000}, {3000100, 10}};
+	AlignCuts(pieces, BLOCK);
+	ASSERT_EQ(pieces.size(), 2u);
+	EXPECT_EQ(pieces[0].offset, 100u);
+	EXPECT_EQ(pieces[0].End(), BLOCK);
+	EXPECT_EQ(pieces[1].offset, BLOCK);
+	EXPECT_EQ(pieces[1].End(), 3000110u);
+}
