@@ -413,9 +413,13 @@ void CheckedRangeReader::Refuse(const ByteRange &range, const Attempt &attempt) 
 		              (code.empty() ? string() : ", " + code);
 		auto url = RedactUrl(Url());
 		if (store == Store::S3) {
+			string region;
+			{
+				std::lock_guard<std::mutex> guard(credentials_lock); // RefreshCredentials may replace them
+				region = credentials.region;
+			}
 			throw duckdb::HTTPException(answer.status, attempt.error_body, response.headers, response.reason,
-			                            "HTTP GET error reading '%s' in region '%s' (HTTP %s)", url, credentials.region,
-			                            status);
+			                            "HTTP GET error reading '%s' in region '%s' (HTTP %s)", url, region, status);
 		}
 		throw duckdb::HTTPException(answer.status, attempt.error_body, response.headers, response.reason,
 		                            "HTTP GET error on '%s' (HTTP %s)", url, status);
