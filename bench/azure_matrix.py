@@ -3,7 +3,6 @@
     .venv/bin/python -m bench run azure                          # full matrix (~40-60 min on 2 cores)
     .venv/bin/python -m bench run azure --rows 5000 50000 --profiles lan --repeats 1      # a quick look
     .venv/bin/python -m bench report bench/results/azure-<timestamp>                     # tables again
-(the old spelling `python -m bench.azure_matrix [--rows ...] [--paths ...] [--report DIR]` still works)
 
 The seed ("DuckDB on Azure: direct az:// vs S3-compatible proxy") ran one SQL script against real Azure: a
 synthetic table (id, id % 97 AS k, md5(id::VARCHAR) AS s, random() AS r) at 5k, 50k, 500k and 2M rows, written as
@@ -47,7 +46,7 @@ import duckdb
 from bench.answers import normalize_rows
 from bench.child import run_worker
 from bench.configs import CONFIGS
-from rig import REPO_ROOT, S3Rig, azure_extension, httpfs_extension
+from rig import S3Rig, azure_extension, httpfs_extension
 from rig.s3rig import PROFILES
 
 STEPS = ("write_single", "write_part", "cold", "warm", "cold_aged", "warm_aged", "selective", "glob")
@@ -180,19 +179,3 @@ def run(suite, run):
             s3_rig.set_profile(profile, uploads_too=True)
             for n, path in ((n, p) for n in rows for p in paths):
                 measure_point(run, targets, path, n, not run.opts.no_aged, run.timeout(suite))
-
-
-def main():
-    """The old command line: the azure suite, then its tables (or only the tables of an earlier run's folder)."""
-    from bench import report, runner
-
-    args = sys.argv[1:]
-    if "--report" in args:
-        return report.main([args[args.index("--report") + 1]])
-    if "--out" not in args:
-        args += ["--out", str(REPO_ROOT / "bench" / "results" / f"azure-{datetime.now():%Y%m%d-%H%M%S}")]
-    report.main([str(runner.run_suite(["azure", *args]))])
-
-
-if __name__ == "__main__":
-    main()

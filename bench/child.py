@@ -10,13 +10,15 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parent.parent  # not from rig: its package imports boto3
 
 
-def _worker(args: list, spec: dict, spec_path: Path | None, timeout: float, what: str, module="bench.worker") -> dict:
+def _worker(
+    args: list, spec: dict, spec_path: Path | None, timeout: float, what: str, module="bench.worker", python=None
+) -> dict:
     # The spec goes in a file, not argv: the 22 TPC-H answers exceed the kernel's limit for one argument.
     with tempfile.TemporaryDirectory() as tmp:
         path = spec_path or Path(tmp) / "worker-spec.json"
         path.write_text(json.dumps(spec))
         done = subprocess.run(
-            [sys.executable, "-m", module, *args, f"@{path}"],
+            [python or sys.executable, "-m", module, *args, f"@{path}"],
             cwd=REPO_ROOT,
             capture_output=True,
             text=True,
@@ -28,10 +30,11 @@ def _worker(args: list, spec: dict, spec_path: Path | None, timeout: float, what
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def run_worker(spec: dict, timeout: float, what: str, spec_path: Path | None = None) -> dict:
+def run_worker(spec: dict, timeout: float, what: str, spec_path: Path | None = None, python=None) -> dict:
     """The worker's result for spec (bench/worker.py says what both hold); SystemExit with its output on failure.
-    spec_path keeps the spec where a run's output can show it."""
-    return _worker([], spec, spec_path, timeout, what)
+    spec_path keeps the spec where a run's output can show it; python: the interpreter of the DuckDB version measured
+    (bench/hosts.py; default: this one's, 1.5.5)."""
+    return _worker([], spec, spec_path, timeout, what, python=python)
 
 
 def run_peer(spec: dict, timeout: float, what: str) -> dict:

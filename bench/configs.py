@@ -4,22 +4,31 @@ The defaults are never restated here: bench/child.py reads them from the built e
 resolve() stops a run before its first measurement when a configuration sets a setting the build does not have.
 """
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+
+from bench.hosts import BASE_VERSION
 
 PARALLEL = "httpfs2_parallel_read_"
 READ_AHEAD = "httpfs2_read_ahead_enabled"
 MiB = 1 << 20
+# DuckDB 2.0's async IO at its best on the rig (issue 43's table): a deeper read-ahead queue, more async IO threads.
+TUNED_2_0 = {"read_ahead_depth": 64, "async_threads": 48}
+# httpfs2 on (httpfs2_parallel_read_enabled is its master switch) but no read split: none reaches this size.
+NO_SPLIT = {PARALLEL + "min_bytes": 1024 << 30}
 
 
 @dataclass(frozen=True)
 class Config:
     """name: how tables call it (None: named by resolve() after the parallel-read settings in force, for the points
     of a sweep); settings: the httpfs2 settings SET (None: httpfs2 not loaded at all); local: the query reads the
-    local copy of the data instead of the rig (no network, no request)."""
+    local copy of the data instead of the rig (no network, no request); duckdb: the DuckDB version it runs in
+    (bench/hosts.py); duckdb_settings: DuckDB's own settings SET before httpfs2's."""
 
     name: str | None
     settings: dict | None
     local: bool = False
+    duckdb: str = BASE_VERSION
+    duckdb_settings: dict = field(default_factory=dict)
 
     @property
     def engine(self) -> str:
@@ -35,8 +44,35 @@ CONFIGS = {
         Config("httpfs2", {PARALLEL + "enabled": True, READ_AHEAD: True}),  # splitting plus read-ahead
         # The same query on the local files the rig serves: the floor no remote read can go under at these threads.
         Config("local", None, local=True),
+        # DuckDB 2.0.1 (issue 43): alone with its defaults, alone tuned as its async IO is best on the rig, with
+        # httpfs2, and with httpfs2 less one of its mechanisms (which of them still add on 2.0).
+        Config("2.0.1", None, duckdb="2.0.1"),
+        Config("2.0.1 tuned", None, duckdb="2.0.1", duckdb_settings=TUNED_2_0),
+        Config("2.0.1 httpfs2", {PARALLEL + "enabled": True, READ_AHEAD: True}, duckdb="2.0.1"),
+        Config(
+            "2.0.1 httpfs2 tuned",
+            {PARALLEL + "enabled": True, READ_AHEAD: True},
+            duckdb="2.0.1",
+            duckdb_settings=TUNED_2_0,
+        ),
+        Config("2.0.1 httpfs2 split", {PARALLEL + "enabled": True, READ_AHEAD: False}, duckdb="2.0.1"),
+        Config("2.0.1 httpfs2 read-ahead", {PARALLEL + "enabled": True, READ_AHEAD: True} | NO_SPLIT, duckdb="2.0.1"),
+        Config("2.0.1 httpfs2 checked", {PARALLEL + "enabled": True, READ_AHEAD: False} | NO_SPLIT, duckdb="2.0.1"),
     ]
 }
+
+
+@dataclass(frozen=True)
+class Point:
+    """A configuration of a sweep, optionally only at some DuckDB threads or latencies (None: the run's)."""
+
+    config: Config
+    threads: tuple | None = None
+    latencies: tuple | None = None
+
+
+def points(*configs) -> tuple:
+    return tuple(Point(c) for c in configs)
 
 
 def sweep(

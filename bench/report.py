@@ -3,7 +3,9 @@
 python -m bench report RESULTS... [--compare]   (old spelling: bench/summarize.py RESULTS... [--compare])
 RESULTS are results.csv files or the folders holding them; the files of the harnesses before the one runner
 (writes.csv, azure's results.jsonl) are read too. Each kind of row gets its tables, in this order:
-  workload  bench/report_workloads.py  native vs each httpfs2 configuration per workload and profile, with targets
+  workload  bench/report_workloads.py  native vs each httpfs2 configuration per workload and profile, with targets;
+            bench/report_versions.py   where DuckDB 2.0.1 ran too: every configuration side by side, 2.0.1 + httpfs2
+                                       against 2.0.1 alone (defaults and tuned)
   blob      bench/report_blob.py       per latency and client, p50 MiB/s per configuration and threads, the ceiling;
                                        --compare adds httpfs2 vs native, % of ceiling and where the CPU goes
   write     bench/report_writes.py     per profile and workload, native vs httpfs2 vs local
@@ -28,6 +30,7 @@ from bench import (  # noqa: E402
     report_demo,
     report_peers,
     report_tables,
+    report_versions,
     report_workloads,
     report_writes,
 )
@@ -49,6 +52,8 @@ def full_report(rows, all_metas, compare: bool) -> str:
     if "workload" in by_kind:
         notes = list(dict.fromkeys(n for m in all_metas for n in m.get("notes", [])))
         out += build_lines(all_metas) + report_workloads.summarize(by_kind["workload"], notes)
+        if report_versions.has_versions(by_kind["workload"]):
+            out += report_versions.summarize(by_kind["workload"])
     if "blob" in by_kind:
         out.append(report_blob.summarize(by_kind["blob"], compare))
     if "write" in by_kind:

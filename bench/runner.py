@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from bench import configs
+from bench import configs, hosts
 from bench.child import build_settings
 from bench.results import Writer
 from bench.suites import SUITES
@@ -86,6 +86,7 @@ class Run:
     build_defaults: dict | None  # the build's httpfs2 settings {name: default as text}
     results: Writer
     notes: list = field(default_factory=list)
+    prepared: dict = field(default_factory=dict)  # DuckDB version -> hosts.Host, set up on first use
 
     def pick(self, option: str, default, known=None) -> list:
         """The option's values, else the suite's default; SystemExit naming values not in `known`."""
@@ -106,9 +107,24 @@ class Run:
         """The --configs named, else `default`, each checked against the build."""
         return [self.resolve(c) for c in configs.named(self.pick("configs", [])) or default]
 
+    def host(self, config) -> hosts.Host:
+        """The DuckDB config runs in, set up on first use; SystemExit when httpfs2 is measured and not built for it."""
+        if config.duckdb not in self.prepared:
+            self.prepared[config.duckdb] = hosts.prepare(config.duckdb, self.out, self.extension)
+            self.save_meta(hosts={v: {k: str(x) for k, x in vars(h).items()} for v, h in self.prepared.items()})
+        host = self.prepared[config.duckdb]
+        if config.settings is not None and host.httpfs2 is None:
+            raise SystemExit(f"[bench] '{config.name}' needs httpfs2 built for DuckDB {host.version}")
+        return host
+
     def extensions(self, config) -> list:
-        """What a worker LOADs for config: httpfs, and the build's snapshot unless httpfs2 is not measured."""
-        return [str(httpfs_extension())] + ([str(self.extension)] if config.settings is not None else [])
+        """What a worker LOADs for config: its host's httpfs, and that host's httpfs2 unless httpfs2 is not measured."""
+        host = self.host(config)
+        return [str(host.httpfs)] + ([str(host.httpfs2)] if config.settings is not None else [])
+
+    def python(self, config) -> str:
+        """The interpreter of config's DuckDB version."""
+        return self.host(config).python
 
     def timeout(self, suite) -> float:
         return float(self.opts.timeout or suite.timeout)

@@ -17,22 +17,10 @@ Six kinds, each carried out by one module:
 
 from dataclasses import dataclass, field
 
-from bench.configs import CONFIGS, Config, sweep
+from bench.configs import CONFIGS, Point, points, sweep
 
 NATIVE, HTTPFS2, SPLIT, LOCAL = (CONFIGS[n] for n in ("native", "httpfs2", "httpfs2 split", "local"))
-
-
-@dataclass(frozen=True)
-class Point:
-    """A configuration of a sweep, optionally only at some DuckDB threads or latencies (None: the run's)."""
-
-    config: Config
-    threads: tuple | None = None
-    latencies: tuple | None = None
-
-
-def points(*configs) -> tuple:
-    return tuple(Point(c) for c in configs)
+V2, V2_TUNED, V2_HTTPFS2 = (CONFIGS[n] for n in ("2.0.1", "2.0.1 tuned", "2.0.1 httpfs2"))
 
 
 @dataclass(frozen=True)
@@ -172,6 +160,30 @@ SUITES = {
     "workloads": Workloads(workloads=ALL_WORKLOADS, configs=(NATIVE, SPLIT, HTTPFS2, LOCAL)),
     # The 22 TPC-H queries alone, at region.
     "tpch": Workloads(workloads=("tpch-22",), profiles=("region",), configs=(NATIVE, HTTPFS2, LOCAL)),
+    # Issue 43: every read workload in DuckDB 2.0.1 alone (its defaults, and tuned), 2.0.1 + httpfs2, and 1.5.5 +
+    # httpfs2, side by side (bench/report_versions.py). TPC-H once per repeat as elsewhere; --threads 1 4 for both.
+    "versions": Workloads(
+        workloads=ALL_WORKLOADS,
+        profiles=("lan", "region"),
+        configs=(HTTPFS2, V2, V2_TUNED, V2_HTTPFS2),
+        min_repeats={"lineitem-selective": 5},
+    ),
+    # Issue 43 item 3: which of httpfs2's mechanisms still add inside DuckDB 2.0.1. httpfs2 whole, less read-ahead
+    # (split reads alone), less split reads (read-ahead alone), less both (checked GETs alone), beside 2.0.1 tuned.
+    "mechanisms": Workloads(
+        workloads=("lineitem-projection", "lineitem-all", "csv", "glob-agg", "list-agg", "tpch-22"),
+        profiles=("region",),
+        configs=tuple(
+            CONFIGS[n]
+            for n in (
+                "2.0.1 tuned",
+                "2.0.1 httpfs2",
+                "2.0.1 httpfs2 split",
+                "2.0.1 httpfs2 read-ahead",
+                "2.0.1 httpfs2 checked",
+            )
+        ),
+    ),
     # Issue 22: writes to s3:// at every profile, each read back.
     "writes": Writes(),
     # Issue 32: lineitem as Iceberg (pyiceberg), Delta (delta-rs) and DuckLake tables on S3, 10 data files each, read

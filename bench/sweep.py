@@ -13,7 +13,7 @@ from datetime import datetime
 
 from bench import ceiling, data, plot
 from bench.child import run_worker
-from bench.suites import points
+from bench.configs import points
 from rig import S3Rig
 
 MiB = 1 << 20

@@ -89,7 +89,7 @@ def measure(run, rig, row: dict, w, config, expect: list, timeout: float, base=N
         "threads": row["duckdb_threads"],
         "client": row["client"],
         "secret_sql": rig.secret_sql(),
-        "settings": config.settings or {},
+        "settings": config.duckdb_settings | (config.settings or {}),
         "setup": list(w.setup_sql(base)),
         "steps": [
             {"name": f"{w.name} query {n}", "sql": sql, "expect": rows}
@@ -99,7 +99,7 @@ def measure(run, rig, row: dict, w, config, expect: list, timeout: float, base=N
     }
     cpu_before = rig.server_cpu_seconds()
     with watch(row) if watch else contextlib.nullcontext():
-        result = run_worker(spec, timeout, f"{w.name} {config.name}", run.out / "worker-spec.json")
+        result = run_worker(spec, timeout, f"{w.name} {config.name}", run.out / "worker-spec.json", run.python(config))
     stats = result["stats"]
     row.update(
         rig_usage(rig, result["log_offset"], result["proxy_rchar"], cpu_before),
@@ -111,7 +111,7 @@ def measure(run, rig, row: dict, w, config, expect: list, timeout: float, base=N
         read_ahead_memory_peak=stats.get("read_ahead_memory_peak", ""),
         loadavg_1m=os.getloadavg()[0],
         query_s=json.dumps([round(s["wall_s"], 4) for s in result["steps"]]),
-        settings=json.dumps(config.settings or {}),
+        settings=json.dumps(spec["settings"]),
         h2_stats=json.dumps(stats) if stats else "",
     )
     run.results.write(row)
@@ -157,6 +157,7 @@ def run(suite, run):
                             "duckdb_threads": t,
                             "repeat": repeat,
                             "engine": config.engine,
+                            "duckdb_version": config.duckdb,
                             "config": config.name,
                         }
                         measure(run, rig, row, w, config, expect[w.name], timeout)

@@ -4,9 +4,6 @@ native httpfs vs httpfs2 vs the same write to a local folder, each run a fresh w
 directions (toxiproxy's latency downstream, its bandwidth toxic downstream and upstream: an upload pays the
 per-connection rate too), and every written dataset read back at lan and checked against the same write done
 locally (count and an order-free hash of every column).
-
-Old spelling: python -m bench.write_bench [--profiles "lan region far"] [--workloads "..."] [--threads 4]
-[--repeats 3] [--out DIR] [--report CSV] is `python -m bench run writes ...` followed by its report.
 """
 
 import contextlib
@@ -14,7 +11,6 @@ import json
 import shutil
 import sys
 import tempfile
-import time
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -211,19 +207,3 @@ def run(suite, run):
                             writer.write_once(row, config, folder, expected[name])
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-
-
-def main():
-    """The old command line: the writes suite, then its table (or only the table of an earlier run's file)."""
-    from bench import report, runner
-
-    args = sys.argv[1:]
-    if "--report" in args:
-        return report.main([args[args.index("--report") + 1]])
-    if "--out" not in args:
-        args += ["--out", str(Path("bench/results") / time.strftime("writes-%Y%m%d-%H%M%S"))]
-    report.main([str(runner.run_suite(["writes", *args]))])
-
-
-if __name__ == "__main__":
-    main()

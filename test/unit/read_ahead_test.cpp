@@ -271,6 +271,37 @@ TEST(SequentialPredictor, ReadsLargerThanTheCapStillHaveTheNextOneAhead) {
 	EXPECT_EQ(next.ranges[0].range.End(), 2 * read + 24 * MiB);
 }
 
+TEST(SequentialPredictor, ReadsOutOfOrderAreOneStreamFetchedOnceAndKept) {
+	// DuckDB 2.0 reads a CSV as 2 MiB reads, eight at a time on its async pool, reaching the file in any order.
+	const uint64_t read = 2 * MiB;
+	const uint64_t reads = 64;
+	std::vector<uint64_t> order;
+	for (uint64_t batch = 0; batch < reads; batch += 8) {
+		for (uint64_t i : {3, 1, 0, 2, 7, 5, 4, 6}) {
+			order.push_back((batch + i) * read);
+		}
+	}
+	SequentialPredictor predictor(reads * read);
+	PredictionLimits limits {16 * MiB, 0};
+	uint64_t predicted_until = 0;
+	for (size_t n = 0; n < order.size(); n++) {
+		// From the fourth batch on, every read finds its bytes fetched ahead already: one stream, its window grown.
+		if (n >= 24) {
+			EXPECT_LE(order[n] + read, predicted_until) << "read " << n << " was not fetched ahead";
+		}
+		auto prediction = predictor.OnRead(ByteRange {order[n], read}, limits);
+		for (auto &range : prediction.ranges) {
+			EXPECT_GE(range.range.offset, predicted_until) << "a byte predicted twice at read " << n;
+			predicted_until = range.range.End();
+		}
+		// Nothing a read still to come needs is let go.
+		for (size_t later = n + 1; later < order.size(); later++) {
+			EXPECT_LE(prediction.drop_before, order[later]) << "read " << n << " drops what read " << later << " needs";
+		}
+	}
+	EXPECT_EQ(predicted_until, reads * read);
+}
+
 TEST(SequentialPredictor, AFirstReadAwayFromTheStartPredictsNothing) {
 	SequentialPredictor predictor(100 * MiB);
 	EXPECT_TRUE(predictor.OnRead(ByteRange {100 * MiB - 8, 8}, PredictionLimits {16 * MiB, 0}).ranges.empty());

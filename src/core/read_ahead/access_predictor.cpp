@@ -6,7 +6,7 @@ namespace httpfs2 {
 
 constexpr uint64_t SequentialPredictor::INITIAL_WINDOW;
 constexpr uint64_t SequentialPredictor::READS_AHEAD;
-constexpr uint64_t SequentialPredictor::FORWARD_SLACK;
+constexpr uint64_t SequentialPredictor::REORDER_SPAN;
 constexpr uint64_t SequentialPredictor::FIRST_READ_STREAM_MIN;
 constexpr double ParquetPredictor::WHOLE_GROUP_SHARE;
 constexpr uint64_t ParquetPredictor::MAX_WINDOW_GROUPS;
@@ -25,27 +25,33 @@ SequentialPredictor::SequentialPredictor(uint64_t file_size_p) : file_size(file_
 Prediction SequentialPredictor::OnRead(const ByteRange &read, const PredictionLimits &limits) {
 	Prediction prediction;
 	// A first read starts a stream only when it is large and at the beginning of the file: a first read elsewhere
-	// (a footer) or a small one (a probe) has to be followed by an adjacent one before anything is fetched.
-	bool sequential = reads == 0 ? read.offset == 0 && read.length >= FIRST_READ_STREAM_MIN
-	                             : read.offset >= next_expected && read.offset <= next_expected + FORWARD_SLACK;
-	// Re-reading the previous range (a reader retrying, a second scan at the same place) is no jump either.
-	bool repeat = reads > 0 && read.End() <= next_expected && read.End() + FORWARD_SLACK >= next_expected;
+	// (a footer) or a small one (a probe) has to be followed by a near one before anything is fetched. A read near
+	// the front of the reads so far, ahead or behind by up to REORDER_SPAN, belongs to the same stream: DuckDB 2.0
+	// cuts a sequential read into 2 MiB reads that reach the file in any order.
+	bool starts = reads == 0 && read.offset == 0 && read.length >= FIRST_READ_STREAM_MIN;
+	bool near = reads > 0 && read.offset <= front + REORDER_SPAN && read.End() + REORDER_SPAN >= front;
 	reads++;
-	if (repeat) {
-		return prediction;
-	}
-	next_expected = read.End();
-	if (!sequential) {
+	if (!starts && !near) {
 		window = 0;
+		front = read.End();
 		predicted_until = read.End();
 		return prediction;
 	}
-	prediction.drop_before = read.offset;
+	bool advances = read.End() > front;
+	lag = std::max(lag, front > read.offset ? front - read.offset : 0);
+	front = std::max(front, read.End());
+	// Reads still to come may arrive as far behind the front as any did (twice that, to be safe): what they need stays.
+	// Reads in order keep nothing they passed.
+	uint64_t keep = std::max(read.length, 2 * lag);
+	prediction.drop_before = front > keep ? front - keep : 0;
+	if (!advances) {
+		return prediction; // a read that arrived after one further on, or a read again
+	}
 	window = window == 0 ? std::max(INITIAL_WINDOW, read.length) : window * 2;
 	uint64_t cap = std::max(limits.max_ahead_bytes, std::min(READS_AHEAD * read.length, limits.ceiling_bytes));
 	window = std::min(window, cap);
-	uint64_t start = std::max(predicted_until, read.End());
-	uint64_t end = std::min(file_size, read.End() + window);
+	uint64_t start = std::max(predicted_until, front);
+	uint64_t end = std::min(file_size, front + window);
 	if (end > start) {
 		prediction.ranges.push_back(PredictedRange {ByteRange {start, end - start}, end - start});
 		predicted_until = end;

@@ -81,13 +81,14 @@ public:
 //! sequential, is capped by max_ahead_bytes but holds the next READS_AHEAD reads of the current size up to
 //! ceiling_bytes (DuckDB's CSV reader asks for 32 MB at a time: a smaller cap would leave the reader fetching half of
 //! each read itself; two reads ahead gained little more and cost memory and page faults), and resets on a jump
-//! (mountpoint-s3 style). It opens on a large first read at offset 0 or on the second of two adjacent reads.
+//! (mountpoint-s3 style). It opens on a large first read at offset 0 or on the second of two near reads.
 class SequentialPredictor : public AccessPredictor {
 public:
 	static constexpr uint64_t INITIAL_WINDOW = 1024 * 1024;
 	static constexpr uint64_t READS_AHEAD = 1;
-	//! A read starting up to this far past the previous one's end still counts as sequential (readers skip holes).
-	static constexpr uint64_t FORWARD_SLACK = 1024 * 1024;
+	//! A read up to this far ahead of the furthest read so far (readers skip holes), or behind it (DuckDB 2.0 cuts a
+	//! read into 2 MiB reads on its async pool, which reach the file in any order), is part of the same stream.
+	static constexpr uint64_t REORDER_SPAN = 32 * 1024 * 1024;
 	//! A first read at offset 0 starts a stream only when it is at least this large: a smaller one is a probe
 	//! (magic bytes, a header), and a stream shows itself with the next, adjacent read.
 	static constexpr uint64_t FIRST_READ_STREAM_MIN = 64 * 1024;
@@ -98,7 +99,10 @@ public:
 private:
 	uint64_t file_size;
 	uint64_t reads = 0;
-	uint64_t next_expected = 0;
+	//! The end of the furthest read of the current stream.
+	uint64_t front = 0;
+	//! How far behind the front a read began, at most so far: twice this behind the front is kept for reads to come.
+	uint64_t lag = 0;
 	uint64_t window = 0;
 	//! End of what was predicted so far in the current sequential run.
 	uint64_t predicted_until = 0;
