@@ -201,3 +201,26 @@ TEST(ListingPredictor, AnOpenPredictsTheFootersOfTheParquetFilesListedAfterIt) {
 	EXPECT_TRUE(listings.Opened("s3://b/other.parquet").empty()) << "in no listing";
 	EXPECT_TRUE(listings.Listed({files[0]}, true).empty()) << "one file announces nothing";
 }
+
+TEST(QueryFiles, AFileTheQueryOpenedOrHadPredictedIsNotPredictedAgain) {
+	// DuckDB 2.0 opens files ahead of its scan: file 9 was opened (and read) before file 2's open predicts 3 to 10.
+	httpfs2::QueryFiles files;
+	auto listed = Listing("s3://b/d/", 0, 12);
+	auto footers = [&](size_t from, size_t to) {
+		vector<OpenPrediction> predictions;
+		for (auto index = from; index < to; index++) {
+			predictions.push_back(OpenPrediction::Footer(listed[index]));
+		}
+		return predictions;
+	};
+	EXPECT_EQ(Paths(files.Unseen(footers(1, 3), listed[0].path)), Paths(vector<ListedPath>(&listed[1], &listed[3])));
+	EXPECT_TRUE(files.Unseen({}, listed[9].path).empty());
+	auto next = Paths(files.Unseen(footers(3, 11), listed[2].path));
+	EXPECT_EQ(next, (vector<string> {listed[3].path, listed[4].path, listed[5].path, listed[6].path, listed[7].path,
+	                                 listed[8].path, listed[10].path}));
+	EXPECT_TRUE(files.Unseen(footers(0, 11), listed[5].path).empty()) << "every one opened or predicted already";
+	// An open may predict its own footer: the path it opens is remembered after its predictions.
+	EXPECT_EQ(Paths(files.Unseen(footers(11, 12), listed[11].path)), vector<string> {listed[11].path});
+	files.Clear();
+	EXPECT_EQ(files.Unseen(footers(0, 12), "").size(), 12u) << "a new query";
+}

@@ -129,7 +129,7 @@ void PrefetchEngine::Listed(std::vector<duckdb::OpenFileInfo> files, const IoSet
 }
 
 void PrefetchEngine::Opened(const string &path, const IoSettings &settings, optional_ptr<FileOpener> opener) {
-	Execute(listings.Opened(path), read_ahead.TuningFor(settings), opener);
+	Execute(listings.Opened(path), read_ahead.TuningFor(settings), opener, path);
 }
 
 void PrefetchEngine::Opening(const string &path, bool from_catalog, const IoSettings &settings,
@@ -143,10 +143,10 @@ void PrefetchEngine::Opening(const string &path, bool from_catalog, const IoSett
 		return;
 	}
 	if (from_catalog) {
-		Execute(predictors->data_files.Opened(path), tuning, opener);
+		Execute(predictors->data_files.Opened(path), tuning, opener, path);
 	} else if (store.ListsFolders()) {
 		ListFolder(path, *predictors, opener);
-		Execute(predictors->folders.Ahead(path), tuning, opener);
+		Execute(predictors->folders.Ahead(path), tuning, opener, path);
 	}
 }
 
@@ -191,8 +191,19 @@ void PrefetchEngine::ListFolder(const string &path, QueryPredictors &predictors,
 }
 
 void PrefetchEngine::Execute(std::vector<OpenPrediction> predictions, const ReadAheadTuning &tuning,
-                             optional_ptr<FileOpener> opener) {
-	if (predictions.empty() || !tuning.fetch_ahead) {
+                             optional_ptr<FileOpener> opener, const string &opening) {
+	auto predictors = QueryPredictors::Of(opener);
+	if (!tuning.fetch_ahead) {
+		// What the gate keeps from being fetched now may be predicted again once it opens; the open is the query's.
+		if (predictors) {
+			predictors->files.Unseen({}, opening);
+		}
+		return;
+	}
+	if (predictors) {
+		predictions = predictors->files.Unseen(std::move(predictions), opening);
+	}
+	if (predictions.empty()) {
 		return;
 	}
 	std::vector<OpenPrediction> footers;

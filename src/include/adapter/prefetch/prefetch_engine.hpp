@@ -8,7 +8,8 @@
 // manifests an Iceberg manifest list names and the tails of the data files they name, in the scan's order
 // (DataFilePredictor). The predictors know orders and formats; this is the one executor of what they predict:
 // - the gate: nothing is fetched ahead where the cost model says the link does not pay for it (ReadAheadTuning);
-// - de-duplication: a footer held or pinned already, a path whose version the query knows, awaits or asks for;
+// - de-duplication: a file the query opened or had predicted already (QueryFiles), a footer held or pinned already, a
+//   path whose version the query knows, awaits or asks for;
 // - memory: every byte fetched ahead is charged to the read-ahead budget until its open takes it or the query ends;
 //   what the budget cannot hold is left to its open (read_ahead_skipped_budget);
 // - scheduling on the IO pool, counting (read_ahead_requests and _bytes at submit, and what was delivered);
@@ -45,10 +46,12 @@ public:
 	void Clear() {
 		folders.Clear();
 		data_files.Clear();
+		files.Clear();
 	}
 
 	FolderPredictor folders;
 	DataFilePredictor data_files;
+	QueryFiles files;
 };
 
 class PrefetchEngine {
@@ -71,8 +74,9 @@ public:
 
 private:
 	//! The executor: fetches `predictions` for the query of `opener`.
+	//! `opening`: the path whose open made the predictions (empty for none).
 	void Execute(std::vector<OpenPrediction> predictions, const ReadAheadTuning &tuning,
-	             duckdb::optional_ptr<duckdb::FileOpener> opener);
+	             duckdb::optional_ptr<duckdb::FileOpener> opener, const std::string &opening = std::string());
 	//! Footers at a known version go to read-ahead now; footers of files listed without one (az://) after looking
 	//! the versions up, all at once.
 	void FetchFooters(const std::vector<OpenPrediction> &footers, const ReadAheadTuning &tuning,

@@ -11,10 +11,13 @@
 
 #pragma once
 
+#include "core/common/thread_annotations.hpp"
 #include "core/read_ahead/read_ahead_registry.hpp"
 
 #include <cstdint>
 #include <string>
+#include <unordered_set>
+#include <vector>
 
 namespace httpfs2 {
 
@@ -96,6 +99,23 @@ struct PrefetchLimits {
 	//! Listings a filesystem remembers (a query may glob several patterns), and files of each at most.
 	static constexpr size_t LISTINGS_REMEMBERED = 4;
 	static constexpr size_t FILES_PER_LISTING = 4096;
+};
+
+//! The files one query opened or had predicted (the executor's de-duplication across predictors): a prediction of
+//! one of them fetches nothing, since its open read its footer already or its prediction is held. DuckDB 2.0 opens
+//! files ahead of its scan (read_ahead_depth), so a file a later open predicts may have been opened, read and closed.
+class QueryFiles {
+public:
+	void Clear();
+	//! `predictions` less those of files the query opened or had predicted, the others remembered, and `opening` too
+	//! (after: an open may predict its own footer). At most PrefetchLimits::MAX_FILES_PER_QUERY paths are remembered.
+	std::vector<OpenPrediction> Unseen(std::vector<OpenPrediction> predictions, const std::string &opening);
+
+private:
+	bool RememberLocked(const std::string &path) HTTPFS2_REQUIRES(lock);
+
+	Mutex lock;
+	std::unordered_set<std::string> seen HTTPFS2_GUARDED_BY(lock);
 };
 
 } // namespace httpfs2
