@@ -156,11 +156,12 @@ TEST_F(CachedReadTest, AFailedWriteMakesTheCacheRefuseBlocksWithItsReasonAndRead
 }
 
 TEST(AlignCuts, CutsMoveToBlocksAndCoverTheSameBytes) {
+	constexpr uint64_t ALIGNMENT = 1 << 20;
 	std::vector<ByteRange> pieces {{100, 1500000}, {1500100, 1500000}, {3000100, 10}};
-	AlignCuts(pieces, BLOCK);
+	AlignCuts(pieces, ALIGNMENT);
 	ASSERT_EQ(pieces.size(), 2u);
 	EXPECT_EQ(pieces[0].offset, 100u);
-	EXPECT_EQ(pieces[0].End(), BLOCK);
-	EXPECT_EQ(pieces[1].offset, BLOCK);
+	EXPECT_EQ(pieces[0].End(), ALIGNMENT);
+	EXPECT_EQ(pieces[1].offset, ALIGNMENT);
 	EXPECT_EQ(pieces[1].End(), 3000110u);
 }
