@@ -25,8 +25,8 @@
 // Processes that open one directory with different bounds each evict down to their own: the smallest one wins.
 //
 // Reads put blocks in the background (PutInBackground, core/cache/block_writer): the write to disk is never on a
-// query's path. A write that fails (a full disk, a directory made unwritable) turns writes off for WRITE_RETRY
-// seconds: the readers that hand blocks over meanwhile are told, and stop using the cache for their file.
+// query's path. A write that fails (a full disk, a directory made unwritable) turns writes off for 30 s
+// (WRITE_RETRY_NS): the readers that hand blocks over meanwhile are told, and stop using the cache for their file.
 //===----------------------------------------------------------------------===//
 
 #pragma once
