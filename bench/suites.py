@@ -192,6 +192,8 @@ SUITES = {
     "tables": Tables(tables=("iceberg", "iceberg-appends", "delta", "ducklake")),
     # Issue 32: the 22 TPC-H queries on a DuckLake catalog of the 8 tables, and on views over its data files.
     "tables-tpch": Tables(tables=("ducklake-tpch",)),
+    # Issue 44: the block cache, cold (an empty cache) and warm (a fresh process), beside native, no cache and local.
+    "warm": __import__("bench.warm_bench", fromlist=["Warm"]).Warm(),
     # Issues 31 and 32 at bigbox: 8 x 128 MiB read_blob and the lineitem projection, native vs httpfs2 at threads 1 and
     # 4, beside the AWS CRT client and obstore downloading the same objects, with the connections each opened.
     "bigbox": Peers(),

@@ -1,19 +1,29 @@
 """The block cache on local disk (httpfs2_cache_*): a warm read in a fresh process costs no data request, a replaced
 object is read at its new version, a corrupt block is fetched again, processes share one directory within its bound,
-a directory that cannot be used leaves queries right. Every check reads bytes and versitygw's access log."""
+a process killed during a fill leaves a cache the next one reads right, a directory that cannot be used or a full disk
+leaves queries right. Every check reads bytes and versitygw's access log."""
 
 import json
 import os
+import resource
+import shutil
+import signal
 import subprocess
 import sys
 import time
 
 import pytest
 
-from helpers import enable, gets_by_key, sha256, stats
+from helpers import blob_sha, enable, gets_by_key, sha256, stats
 from rig.paths import REPO_ROOT
 
 MiB = 1 << 20
+BLOCK = 256 * 1024  # BlockCache::BLOCK_SIZE
+
+
+def blocks_of(size: int) -> int:
+    return -(-size // BLOCK)
+
 
 CHILD = r"""
 import json, sys
@@ -24,11 +34,17 @@ con.execute(args["secret"])
 con.execute("SET enable_external_file_cache = false")
 for statement in args["setup"]:
     con.execute(statement)
-shas = [con.execute("SELECT sha256(content) FROM read_blob(?)", [url]).fetchone()[0] for url in args["urls"]]
+con.execute("CALL enable_logging(level = 'WARNING')")
+shas = []
+for url in args["urls"]:
+    shas.append(con.execute("SELECT sha256(content) FROM read_blob(?)", [url]).fetchone()[0])
+    if args.get("settle"):
+        con.execute("SELECT * FROM httpfs2_stats()").fetchall()  # waits for the blocks handed to the cache's writer
 cursor = con.execute("SELECT * FROM httpfs2_stats() WHERE filesystem = 'S3FileSystem'")
 row = dict(zip([d[0] for d in cursor.description], cursor.fetchone()))
 info = con.execute("SELECT path, version FROM httpfs2_cache_info()").fetchall() if args.get("info") else []
-print(json.dumps({"shas": shas, "stats": row, "info": info}, default=str))
+warnings = con.execute("SELECT message FROM duckdb_logs WHERE log_level = 'WARNING'").fetchall()
+print(json.dumps({"shas": shas, "stats": row, "info": info, "warnings": [w[0] for w in warnings]}, default=str))
 """
 
 
@@ -45,13 +61,25 @@ def cache_setup(directory, read_ahead=True, max_bytes=None):
     return setup
 
 
-def start_child(rig, urls, setup, info=False):
-    """A fresh Python process with DuckDB, httpfs and this build of httpfs2 that reads `urls` whole (and lists the
-    cache after, with `info`)."""
-    args = json.dumps({"secret": rig.secret_sql(rig.proxy_endpoint), "setup": setup, "urls": urls, "info": info})
+def start_child(rig, urls, setup, info=False, settle=False, file_size_limit=None):
+    """A fresh Python process with DuckDB, httpfs and this build of httpfs2 that reads `urls` whole, one query each
+    (with `settle`, waiting for the cache's writes after each), and lists the cache after (with `info`). A
+    `file_size_limit` in bytes stands in for a full disk: a write past it fails with EFBIG (SIGXFSZ ignored)."""
+    args = {"secret": rig.secret_sql(rig.proxy_endpoint), "setup": setup, "urls": urls, "info": info}
+    args["settle"] = settle
     env = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
+
+    def limit_file_size():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (file_size_limit, file_size_limit))
+
     return subprocess.Popen(
-        [sys.executable, "-c", CHILD, args], cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        [sys.executable, "-c", CHILD, json.dumps(args)],
+        cwd=REPO_ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=limit_file_size if file_size_limit is not None else None,
     )
 
 
@@ -61,8 +89,8 @@ def finish_child(child) -> dict:
     return json.loads(out.decode().strip().splitlines()[-1])
 
 
-def read_in_child(rig, urls, setup, info=False) -> dict:
-    return finish_child(start_child(rig, urls, setup, info))
+def read_in_child(rig, urls, setup, info=False, **options) -> dict:
+    return finish_child(start_child(rig, urls, setup, info, **options))
 
 
 def cold_then_warm(rig, key, setup):
@@ -97,7 +125,7 @@ def test_a_warm_read_in_a_fresh_process_makes_no_data_request(rig, warm_object, 
     assert cold["stats"]["cache_bytes_written"] == len(data)
     assert warm_gets.get(key, 0) == 0, warm_gets
     assert warm["stats"]["cache_misses"] == 0
-    assert warm["stats"]["cache_hits"] == 6
+    assert warm["stats"]["cache_hits"] == blocks_of(len(data))
     assert warm["stats"]["cache_bytes_served"] == len(data)
 
 
@@ -122,7 +150,7 @@ def test_a_replaced_object_of_the_same_size_is_read_at_its_new_version(rig, tmp_
     gets = gets_by_key(rig, lambda: again.update(read_in_child(rig, [rig.url(key)], setup)))
     assert again["shas"] == [sha256(new)]
     assert gets.get(key, 0) >= 1
-    assert again["stats"]["cache_hits"] == 0 and again["stats"]["cache_misses"] == 4
+    assert again["stats"]["cache_hits"] == 0 and again["stats"]["cache_misses"] == blocks_of(len(new))
 
 
 def test_a_corrupt_block_is_a_miss_and_is_fetched_again(rig, warm_object, tmp_path):
@@ -131,7 +159,7 @@ def test_a_corrupt_block_is_a_miss_and_is_fetched_again(rig, warm_object, tmp_pa
     setup = cache_setup(directory, read_ahead=False)
     read_in_child(rig, [rig.url(key)], setup)
     files = block_files(directory)
-    assert len(files) == 6
+    assert len(files) == blocks_of(len(data))
     with open(files[2], "r+b") as block:
         block.seek(-100, os.SEEK_END)
         byte = block.read(1)
@@ -140,11 +168,11 @@ def test_a_corrupt_block_is_a_miss_and_is_fetched_again(rig, warm_object, tmp_pa
     again = {}
     gets = gets_by_key(rig, lambda: again.update(read_in_child(rig, [rig.url(key)], setup)))
     assert again["shas"] == [sha256(data)]
-    assert again["stats"]["cache_misses"] == 1 and again["stats"]["cache_hits"] == 5
+    assert again["stats"]["cache_misses"] == 1 and again["stats"]["cache_hits"] == blocks_of(len(data)) - 1
     assert again["stats"]["cache_corrupt_blocks_removed"] == 1
     # The block again, as one GET, or two where the first answer of a fresh process is its first 64 KiB alone.
     assert 1 <= gets.get(key, 0) <= 2
-    assert len(block_files(directory)) == 6
+    assert len(block_files(directory)) == blocks_of(len(data))
 
 
 def test_two_processes_fill_one_cache_at_once_within_its_bound(con, rig, objects, tmp_path):
@@ -166,6 +194,92 @@ def test_two_processes_fill_one_cache_at_once_within_its_bound(con, rig, objects
         con.execute(statement)
     con.execute("SELECT count(*) FROM httpfs2_cache_info()").fetchall()
     assert held_bytes(directory) <= bound
+
+
+def test_a_process_killed_during_a_fill_leaves_a_cache_the_next_one_reads_right(rig, objects, tmp_path):
+    keys = ["cache/killed/a.bin", "cache/killed/b.bin"]
+    datas = [objects.put(keys[0], 8 * MiB + 100), objects.put(keys[1], 12 * MiB + 100)]
+    urls = [rig.url(key) for key in keys]
+    directory = tmp_path / "cache"
+    setup = cache_setup(directory, read_ahead=False)
+    # Slow enough that the fill takes seconds: the process is killed once the first object's first blocks are on
+    # disk, with others being written (temporary files) and the second object not read yet or being fetched.
+    rig.add_toxic("slow", "bandwidth", {"rate": 4096})
+    child = start_child(rig, urls, setup)
+    while not block_files(directory) and child.poll() is None:
+        time.sleep(0.01)
+    child.send_signal(signal.SIGKILL)
+    child.communicate(timeout=60)
+    assert child.returncode == -signal.SIGKILL, "the fill ended before it was killed: slow the rig down further"
+    written_before = len(block_files(directory))
+    total = sum(blocks_of(len(d)) for d in datas)
+    assert 0 < written_before < total
+    rig.remove_toxics()
+    again = {}
+    gets = gets_by_key(rig, lambda: again.update(read_in_child(rig, urls, setup)))
+    assert again["shas"] == [sha256(d) for d in datas]
+    # The blocks the killed process wrote are served as they are (none torn, none corrupt); the rest is fetched.
+    assert again["stats"]["cache_hits"] >= written_before
+    assert again["stats"]["cache_corrupt_blocks_removed"] == 0
+    assert again["stats"]["cache_hits"] + again["stats"]["cache_misses"] == total
+    assert sum(gets.get(key, 0) for key in keys) >= 1
+    assert len(block_files(directory)) == total
+    # And the cache now serves both objects byte for byte with no data request.
+    warm = {}
+    warm_gets = gets_by_key(rig, lambda: warm.update(read_in_child(rig, urls, setup)))
+    assert warm["shas"] == [sha256(d) for d in datas]
+    assert all(warm_gets.get(key, 0) == 0 for key in keys), warm_gets
+
+
+def test_a_full_disk_leaves_queries_right_and_turns_the_cache_off_with_a_warning(rig, objects, tmp_path):
+    keys = ["cache/full/a.bin", "cache/full/b.bin"]
+    # Every block over the file size limit, the last ones too.
+    datas = [objects.put(key, 3 * MiB + 700 * 1024 + n) for n, key in enumerate(keys)]
+    directory = tmp_path / "cache"
+    out = read_in_child(
+        rig,
+        [rig.url(key) for key in keys],
+        cache_setup(directory, read_ahead=False),
+        settle=True,
+        file_size_limit=BLOCK // 2,
+    )
+    assert out["shas"] == [sha256(d) for d in datas]
+    # The first object's blocks fail in the background; once one has, the cache takes no more.
+    assert out["stats"]["cache_write_failures"] >= 1
+    assert out["stats"]["cache_bytes_written"] == 0
+    # The next query's reader is told and stops using the cache for its file, with a warning in DuckDB's log.
+    assert out["stats"]["cache_failures"] >= 1
+    assert any(str(directory) in w and os.strerror(27) in w for w in out["warnings"]), out["warnings"]
+    assert block_files(directory) == []
+    assert [f for f in directory.rglob("tmp-*")] == []
+
+
+def test_a_cache_directory_made_unusable_under_a_running_database_leaves_queries_right(con, rig, objects, tmp_path):
+    """As root ignores permissions (and this rig runs as root), the directory is made unusable by replacing the
+    cache's folder with a file: every write fails (ENOTDIR), as on a directory made read-only or unmounted."""
+    keys = [f"cache/unusable/{n}.bin" for n in range(3)]
+    datas = [objects.put(key, 2 * MiB + 11 + n) for n, key in enumerate(keys)]
+    directory = tmp_path / "cache"
+    enable(con, read_ahead=False)
+    for statement in cache_setup(directory, read_ahead=False):
+        con.execute(statement)
+    con.execute("CALL enable_logging(level = 'WARNING')")
+    assert blob_sha(con, rig.url(keys[0])) == sha256(datas[0])
+    assert stats(con)["cache_bytes_written"] == len(datas[0])
+    root = directory / "httpfs2-blocks-v1"
+    shutil.rmtree(root)
+    root.write_text("not a directory")
+    for key, data in zip(keys[1:], datas[1:], strict=True):
+        assert blob_sha(con, rig.url(key)) == sha256(data)
+        stats(con)  # waits for the blocks handed to the writer: the second object's fail
+    after = stats(con)
+    assert after["cache_bytes_written"] == len(datas[0])
+    assert after["cache_write_failures"] >= 1
+    assert after["cache_failures"] >= 1
+    warnings = con.execute(
+        "SELECT message FROM duckdb_logs WHERE log_level = 'WARNING' AND message LIKE '%block cache%'"
+    ).fetchall()
+    assert any(os.strerror(20) in message for (message,) in warnings), warnings
 
 
 def test_the_bound_holds_under_a_scan_larger_than_the_cache(con, rig, big_object, tmp_path):
@@ -220,7 +334,7 @@ def test_cache_info_lists_what_was_read_and_clear_empties_it(con, rig, objects, 
         assert con.execute("SELECT sha256(content) FROM read_blob(?)", [rig.url(key)]).fetchone()[0] == sha256(data)
     info = con.execute("SELECT path, version, blocks, bytes FROM httpfs2_cache_info() ORDER BY path").fetchall()
     assert [(row[0], row[2], row[3]) for row in info] == [
-        (rig.url(key), 3, len(data)) for key, data in zip(keys, datas, strict=True)
+        (rig.url(key), blocks_of(len(data)), len(data)) for key, data in zip(keys, datas, strict=True)
     ]
     assert all("etag=" in row[1] for row in info)
     removed = con.execute("SELECT bytes_removed FROM httpfs2_cache_clear(?)", [rig.url("cache/info/")]).fetchone()[0]

@@ -164,6 +164,20 @@ TEST(BlockCacheCrc32c, MatchesTheStandardCheckValueInAnyPieces) {
 	EXPECT_NE(Crc32c(bytes.data(), bytes.size()), whole);
 }
 
+TEST(BlockCacheCrc32c, TheInstructionAndTheTablesAgreeAtEveryLengthAndAlignment) {
+	std::string text = "123456789";
+	EXPECT_EQ(Crc32cTables(text.data(), text.size()), 0xE3069283u);
+	auto bytes = BlockBytes("crc both ways", 0, 1 << 20);
+	EXPECT_EQ(Crc32c(bytes.data(), bytes.size()), Crc32cTables(bytes.data(), bytes.size()));
+	for (uint64_t start : {0, 1, 3, 7}) {
+		for (uint64_t length : {0, 1, 7, 8, 9, 63, 64, 65, 4097}) {
+			EXPECT_EQ(Crc32c(bytes.data() + start, length, 0x1234u),
+			          Crc32cTables(bytes.data() + start, length, 0x1234u))
+			    << start << " " << length;
+		}
+	}
+}
+
 TEST_F(BlockCacheTest, RoundTripsFullAndLastBlocks) {
 	auto cache = OpenCache(64 * BLOCK);
 	PutBlock(*cache, key, 0);

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -80,8 +82,9 @@ TEST_F(CachedReadTest, AMissFetchesWholeBlocksAndAWarmReadFetchesNothing) {
 	auto snapshot = stats.Snapshot();
 	EXPECT_EQ(snapshot.Get(Counter::CACHE_MISSES), 1u);
 	EXPECT_EQ(snapshot.Get(Counter::CACHE_HITS), 1u);
-	EXPECT_EQ(snapshot.Get(Counter::CACHE_BYTES_WRITTEN), BLOCK);
 	EXPECT_EQ(snapshot.Get(Counter::CACHE_BYTES_SERVED), BLOCK - 500);
+	cache->Flush();
+	EXPECT_EQ(cache->Counters().bytes_written, BLOCK);
 }
 
 TEST_F(CachedReadTest, TheLastBlockIsShortAndOnlyMissingBlocksAreFetched) {
@@ -99,12 +102,66 @@ TEST_F(CachedReadTest, TheLastBlockIsShortAndOnlyMissingBlocksAreFetched) {
 	EXPECT_EQ(object.fetched.size(), 3u);
 }
 
+TEST_F(CachedReadTest, TheBlocksHandedOverOwnTheirBytesNotTheCallers) {
+	FakeObject object(2 * BLOCK);
+	// Exactly one block: the caller's buffer would do to fetch into, but the caller may free it once the read is
+	// done (a cancelled query), while the block is still to be written.
+	std::vector<char> caller(BLOCK);
+	ASSERT_TRUE(ReadThroughBlockCache(*cache, key, object.size, ByteRange {BLOCK, BLOCK}, caller.data(), stats,
+	                                  object.Fetch()));
+	EXPECT_TRUE(object.Holds(ByteRange {BLOCK, BLOCK}, caller));
+	std::fill(caller.begin(), caller.end(), '\x5a');
+	cache->Flush();
+	// Another cache on the folder (another process) has no pending blocks: what it reads is on disk.
+	std::string error;
+	auto other = BlockCache::Open(folder, 64 * BLOCK, error);
+	ASSERT_NE(other, nullptr) << error;
+	std::vector<char> held(BLOCK);
+	ASSERT_TRUE(other->Get(key, 1, BLOCK, held.data()));
+	EXPECT_TRUE(object.Holds(ByteRange {BLOCK, BLOCK}, held));
+}
+
+TEST_F(CachedReadTest, BlocksOverThePendingLimitAreNotCachedAndAreCounted) {
+	std::string error;
+	auto unbuffered = BlockCache::Open(folder + "/unbuffered", 64 * BLOCK, error, 0);
+	ASSERT_NE(unbuffered, nullptr) << error;
+	FakeObject object(2 * BLOCK + 7);
+	std::vector<char> bytes(object.size);
+	ASSERT_TRUE(ReadThroughBlockCache(*unbuffered, key, object.size, ByteRange {0, object.size}, bytes.data(), stats,
+	                                  object.Fetch()));
+	EXPECT_TRUE(object.Holds(ByteRange {0, object.size}, bytes));
+	unbuffered->Flush();
+	EXPECT_EQ(unbuffered->Counters().writes_skipped, 3u);
+	EXPECT_EQ(unbuffered->Counters().bytes_written, 0u);
+	EXPECT_EQ(unbuffered->HeldBytes(), 0u);
+	EXPECT_FALSE(unbuffered->Get(key, 0, BLOCK, bytes.data()));
+}
+
+TEST_F(CachedReadTest, AFailedWriteMakesTheCacheRefuseBlocksWithItsReasonAndReadsStayRight) {
+	// The cache's folder replaced by a file under the open cache (removed by hand, a disk unmounted).
+	auto root = folder + "/httpfs2-blocks-v1";
+	ASSERT_EQ(std::system(("rm -rf '" + root + "' && touch '" + root + "'").c_str()), 0);
+	FakeObject object(3 * BLOCK);
+	// The write fails in the background: this read is right and has handed its block over.
+	Read(object, ByteRange {0, 100});
+	cache->Flush();
+	EXPECT_EQ(cache->Counters().write_failures, 1u);
+	EXPECT_EQ(cache->Counters().bytes_written, 0u);
+	EXPECT_EQ(cache->LastWriteError(), std::strerror(ENOTDIR));
+	// The next read is told, so its reader stops using the cache; its bytes are right all the same.
+	std::vector<char> bytes(200);
+	EXPECT_FALSE(
+	    ReadThroughBlockCache(*cache, key, object.size, ByteRange {BLOCK, 200}, bytes.data(), stats, object.Fetch()));
+	EXPECT_TRUE(object.Holds(ByteRange {BLOCK, 200}, bytes));
+}
+
 TEST(AlignCuts, CutsMoveToBlocksAndCoverTheSameBytes) {
+	constexpr uint64_t ALIGNMENT = 1 << 20;
 	std::vector<ByteRange> pieces {{100, 1500000}, {1500100, 1500000}, {3000100, 10}};
-	AlignCuts(pieces, BLOCK);
+	AlignCuts(pieces, ALIGNMENT);
 	ASSERT_EQ(pieces.size(), 2u);
 	EXPECT_EQ(pieces[0].offset, 100u);
-	EXPECT_EQ(pieces[0].End(), BLOCK);
-	EXPECT_EQ(pieces[1].offset, BLOCK);
+	EXPECT_EQ(pieces[0].End(), ALIGNMENT);
+	EXPECT_EQ(pieces[1].offset, ALIGNMENT);
 	EXPECT_EQ(pieces[1].End(), 3000110u);
 }

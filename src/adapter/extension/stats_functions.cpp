@@ -38,8 +38,11 @@ const vector<Column> &ExtraColumns() {
 	    {"streams", LogicalType::UBIGINT},
 	    {"streams_settled", LogicalType::UBIGINT},
 	    {"streams_throttles", LogicalType::UBIGINT},
+	    {"cache_bytes_written", LogicalType::UBIGINT},
 	    {"cache_bytes_evicted", LogicalType::UBIGINT},
 	    {"cache_corrupt_blocks_removed", LogicalType::UBIGINT},
+	    {"cache_writes_skipped", LogicalType::UBIGINT},
+	    {"cache_write_failures", LogicalType::UBIGINT},
 	};
 	return columns;
 }
@@ -89,13 +92,18 @@ vector<Value> StatsRow(const string &name, const IoStatsSnapshot &stats, Extensi
 	row.push_back(Value::UBIGINT(streams.streams));
 	row.push_back(Value::UBIGINT(streams.settled_streams));
 	row.push_back(Value::UBIGINT(streams.throttles));
-	// The database's cache evicts and removes for all its readers: its own counters, since it was opened.
+	// The database's cache writes, evicts and removes for all its readers: its own counters, since it was opened.
 	BlockCacheCounters cache;
 	if (auto current = state.CurrentCache()) {
+		// The blocks that reads before this call handed over are counted once written (or failed).
+		current->Flush();
 		cache = current->Counters();
 	}
+	row.push_back(Value::UBIGINT(cache.bytes_written));
 	row.push_back(Value::UBIGINT(cache.bytes_evicted));
 	row.push_back(Value::UBIGINT(cache.corrupt_blocks_removed));
+	row.push_back(Value::UBIGINT(cache.writes_skipped));
+	row.push_back(Value::UBIGINT(cache.write_failures));
 	return row;
 }
 

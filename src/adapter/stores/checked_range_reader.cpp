@@ -241,7 +241,7 @@ void CheckedRangeReader::Read(const ByteRange &range, char *destination) {
 	};
 	if (!ReadThroughBlockCache(*cache, key, Expected().size, range, destination, stats, fetch) &&
 	    cache_on.exchange(false)) {
-		warn_cache_failed("a block could not be written: " + string(std::strerror(errno)));
+		warn_cache_failed("blocks could not be written: " + cache->LastWriteError());
 	}
 }
 

@@ -17,6 +17,8 @@
 namespace httpfs2 {
 
 constexpr uint64_t BlockCache::BLOCK_SIZE;
+constexpr uint64_t BlockCache::PENDING_LIMIT;
+constexpr int64_t BlockCache::WRITE_RETRY_NS;
 
 namespace {
 
@@ -120,16 +122,24 @@ struct BlockCache::ScannedBlock {
 	int64_t modified_ns;
 };
 
-BlockCache::BlockCache(std::string root_p, uint64_t max_bytes_p) : root(std::move(root_p)), max_bytes(max_bytes_p) {
+BlockCache::BlockCache(std::string root_p, uint64_t max_bytes_p, uint64_t pending_limit)
+    : root(std::move(root_p)), max_bytes(max_bytes_p),
+      writer(new BlockWriter(pending_limit, [this](const PendingBlock &block) { StorePending(block); })) {
 }
 
-std::unique_ptr<BlockCache> BlockCache::Open(const std::string &directory, uint64_t max_bytes, std::string &error) {
+BlockCache::~BlockCache() {
+	// Explicitly first, though it is the last member: the writer's thread must be joined before anything goes.
+	writer.reset();
+}
+
+std::unique_ptr<BlockCache> BlockCache::Open(const std::string &directory, uint64_t max_bytes, std::string &error,
+                                             uint64_t pending_limit) {
 	auto root = directory + "/" + ROOT_FOLDER;
 	if (!MakeFolders(root) || !CanWriteIn(root)) {
 		error = "httpfs2: cannot keep the block cache in '" + directory + "': " + std::strerror(errno);
 		return nullptr;
 	}
-	std::unique_ptr<BlockCache> cache(new BlockCache(root, max_bytes));
+	std::unique_ptr<BlockCache> cache(new BlockCache(root, max_bytes, pending_limit));
 	cache->ScanAndEvict();
 	return cache;
 }
@@ -137,7 +147,8 @@ std::unique_ptr<BlockCache> BlockCache::Open(const std::string &directory, uint6
 bool BlockCache::Get(const CacheKey &key, uint64_t index, uint64_t length, char *out) {
 	auto found = BlockFileRead::ABSENT;
 	if (length > 0 && length <= BLOCK_SIZE) {
-		found = ReadBlockFile(BlockFile(key, index), key, index, length, out);
+		found = writer->Find(key, index, length, out) ? BlockFileRead::HIT
+		                                              : ReadBlockFile(BlockFile(key, index), key, index, length, out);
 	}
 	if (found == BlockFileRead::HIT) {
 		hits++;
@@ -159,6 +170,43 @@ bool BlockCache::Put(const CacheKey &key, uint64_t index, const char *data, uint
 	counted_bytes += BlockFileSize(key, length);
 	EvictIfDue();
 	return true;
+}
+
+bool BlockCache::PutInBackground(const CacheKey &key, uint64_t index, SharedBytes data, uint64_t length) {
+	if (WritesFailing()) {
+		return false;
+	}
+	if (length == 0 || length > BLOCK_SIZE) {
+		return true; // not a block: nothing to keep
+	}
+	if (!writer->Add(PendingBlock {key, index, std::move(data), length, ClockNanoseconds(CLOCK_REALTIME)})) {
+		writes_skipped++;
+	}
+	return true;
+}
+
+void BlockCache::StorePending(const PendingBlock &block) {
+	if (Put(block.key, block.index, block.data.get(), block.length)) {
+		write_failed_ns = 0;
+		return;
+	}
+	write_errno = errno;
+	write_failures++;
+	// Never 0, which means no failure.
+	write_failed_ns = std::max<int64_t>(1, ClockNanoseconds(CLOCK_MONOTONIC));
+}
+
+bool BlockCache::WritesFailing() const {
+	auto failed_ns = write_failed_ns.load();
+	return failed_ns != 0 && ClockNanoseconds(CLOCK_MONOTONIC) - failed_ns < WRITE_RETRY_NS;
+}
+
+void BlockCache::Flush() {
+	writer->Flush();
+}
+
+std::string BlockCache::LastWriteError() const {
+	return write_failures == 0 ? std::string() : std::strerror(write_errno);
 }
 
 bool BlockCache::WriteBlock(const CacheKey &key, uint64_t index, const char *data, uint64_t length) {
@@ -192,6 +240,7 @@ uint64_t BlockCache::ClearPath(const std::string &path, int64_t before_ns) {
 }
 
 uint64_t BlockCache::ClearWhere(bool all, const std::function<bool(const std::string &)> &matches, int64_t before_ns) {
+	writer->Drop(matches, before_ns);
 	auto blocks = ScanBlocks();
 	uint64_t held = 0;
 	std::vector<ScannedBlock> matching;
@@ -210,6 +259,7 @@ uint64_t BlockCache::ClearWhere(bool all, const std::function<bool(const std::st
 }
 
 std::vector<CachedObject> BlockCache::Info() {
+	Flush();
 	std::map<std::pair<std::string, std::string>, CachedObject> objects;
 	for (auto &block : ScanBlocks()) {
 		CacheKey key;
@@ -231,6 +281,7 @@ std::vector<CachedObject> BlockCache::Info() {
 }
 
 uint64_t BlockCache::HeldBytes() {
+	Flush();
 	return ScanAndEvict();
 }
 
@@ -246,6 +297,8 @@ BlockCacheCounters BlockCache::Counters() const {
 	counters.bytes_written = bytes_written;
 	counters.bytes_evicted = bytes_evicted;
 	counters.corrupt_blocks_removed = corrupt_blocks_removed;
+	counters.writes_skipped = writes_skipped;
+	counters.write_failures = write_failures;
 	return counters;
 }
 

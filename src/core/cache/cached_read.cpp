@@ -59,26 +59,19 @@ bool ReadThroughBlockCache(BlockCache &cache, CacheKey key, uint64_t object_size
 	}
 	auto fetch_end = std::min(object_size, (last_missing + 1) * BLOCK);
 	ByteRange fetched {first_missing * BLOCK, fetch_end - first_missing * BLOCK};
-	// The asked bytes straight into the caller's buffer when they are the whole blocks fetched.
-	bool in_place = fetched.offset == range.offset && fetched.length == range.length;
-	std::unique_ptr<char[]> widened;
-	char *bytes = destination;
-	if (!in_place) {
-		widened.reset(new char[fetched.length]);
-		bytes = widened.get();
-	}
-	fetch(fetched, bytes, key);
-	if (!in_place) {
-		CopyOverlap(fetched, bytes, range, destination);
-	}
+	// Into a buffer of the cache's, never the caller's: the blocks keep it until the writer has stored them, while
+	// the caller's memory may be freed as soon as this returns (a cancelled query).
+	std::shared_ptr<char> bytes(new char[fetched.length], std::default_delete<char[]>());
+	fetch(fetched, bytes.get(), key);
+	CopyOverlap(fetched, bytes.get(), range, destination);
 	served -= std::min(fetched.End(), range.End()) - std::max(fetched.offset, range.offset);
 	stats.Add(Counter::CACHE_BYTES_SERVED, served);
 	for (auto index = first_missing; index <= last_missing; index++) {
-		auto length = BlockLength(index, object_size);
-		if (!cache.Put(key, index, bytes + (index * BLOCK - fetched.offset), length)) {
+		// Each block shares the buffer (aliasing: it points at its own bytes, the buffer goes with the last block).
+		SharedBytes block(bytes, bytes.get() + (index * BLOCK - fetched.offset));
+		if (!cache.PutInBackground(key, index, std::move(block), BlockLength(index, object_size))) {
 			return false;
 		}
-		stats.Add(Counter::CACHE_BYTES_WRITTEN, length);
 	}
 	return true;
 }

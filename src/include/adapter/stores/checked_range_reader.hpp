@@ -94,13 +94,15 @@ public:
 	//! server serves ranges, one request is in flight at a time, for the first PROBE_BYTES of its range: a server that
 	//! ignores them sends the whole object to each, and the curl client holds each in memory.
 	//! With a block cache (UseCache), a read whose blocks are all held for the version is served from it with no
-	//! request; otherwise it is fetched widened to whole blocks, which are put in the cache.
+	//! request; otherwise it is fetched widened to whole blocks, which are handed to the cache's background writer
+	//! (the read does not wait for the disk).
 	void Read(const ByteRange &range, char *destination);
 
 	//! Reads look in `cache` first and fill it, while the version can key it (CacheKeyOf); `warn` is told once, with
-	//! the reason, when a write to it fails, and the reader no longer uses it. Set before the reader is shared.
+	//! the reason, when the cache refuses blocks because its writes fail, and the reader no longer uses it. Set
+	//! before the reader is shared.
 	void UseCache(std::shared_ptr<BlockCache> cache, std::function<void(const std::string &)> warn);
-	//! Whether reads go through the block cache (UseCache, and no write to it failed).
+	//! Whether reads go through the block cache (UseCache, and it did not refuse blocks).
 	bool CacheOn() const {
 		return cache_on.load();
 	}

@@ -23,11 +23,16 @@
 // at least once a second while it writes, to see what the others wrote. So the cache holds at most the bound plus
 // the blocks being written at once, plus, with several processes, what the others wrote within their last second.
 // Processes that open one directory with different bounds each evict down to their own: the smallest one wins.
+//
+// Reads put blocks in the background (PutInBackground, core/cache/block_writer): the write to disk is never on a
+// query's path. A write that fails (a full disk, a directory made unwritable) turns writes off for 30 s
+// (WRITE_RETRY_NS): the readers that hand blocks over meanwhile are told, and stop using the cache for their file.
 //===----------------------------------------------------------------------===//
 
 #pragma once
 
 #include "core/cache/block_file.hpp"
+#include "core/cache/block_writer.hpp"
 #include "core/common/thread_annotations.hpp"
 
 #include <atomic>
@@ -53,39 +58,65 @@ struct BlockCacheCounters {
 	uint64_t hits = 0;
 	uint64_t misses = 0;
 	uint64_t bytes_served = 0;
+	//! The blocks' bytes stored on disk by this process (written in the background, so after the reads' return).
 	uint64_t bytes_written = 0;
 	uint64_t bytes_evicted = 0;
+	//! Blocks not cached because the blocks waiting to be written held the pending bound already.
+	uint64_t writes_skipped = 0;
+	//! Blocks whose write failed (disk full, directory unwritable or gone).
+	uint64_t write_failures = 0;
 	//! Blocks found torn, truncated, of another key or length, or failing a checksum, and removed.
 	uint64_t corrupt_blocks_removed = 0;
 };
 
 class BlockCache {
 public:
-	//! 1 MiB: about what one stream transfers in one first-byte latency (~90 MiB/s a stream, ~10 ms to the first
-	//! byte), so fetching a whole block for a smaller read costs little over the bytes asked, while a 1 GB table is
-	//! ~1000 files, few enough for a directory scan to list and for eviction to sort.
-	static constexpr uint64_t BLOCK_SIZE = 1024 * 1024;
+	//! 256 KiB. A read that misses is fetched widened to whole blocks, so a block's size is what a read pays beyond
+	//! its bytes: a Parquet projection reads column chunks of 0.1-1.3 MB with the columns it skips between them, and
+	//! fetched 2.2x its bytes with 1 MiB blocks, 1.3x with 256 KiB (bench warm, lineitem projection at region: 112 and
+	//! 67 MiB for 51 MiB read), which made a cold read with the cache on 1.6x slower than with it off. A span of
+	//! blocks is still one request; a 1 GB table is ~4000 files, which a directory scan (a stat each, once a second
+	//! while writing) lists in milliseconds.
+	static constexpr uint64_t BLOCK_SIZE = 256 * 1024;
+	//! Bytes of blocks handed to the background writer and not yet written: a quarter of a second of a local disk's
+	//! writes at 256 MiB/s, more than the link fills in that time at region speeds. Past it a block is not cached
+	//! (counted, writes_skipped) rather than a read waiting for the disk.
+	static constexpr uint64_t PENDING_LIMIT = 64 * 1024 * 1024;
+	//! After a failed write, blocks are refused for this long (then tried again: a disk may have been freed).
+	static constexpr int64_t WRITE_RETRY_NS = 30LL * 1000 * 1000 * 1000;
 
 	//! Opens the cache in `directory` (created with its parents when missing), bounded by `max_bytes`, and evicts
 	//! down to that bound. Null, with `error` naming the directory and the reason, when it cannot be created or
 	//! written.
-	static std::unique_ptr<BlockCache> Open(const std::string &directory, uint64_t max_bytes, std::string &error);
+	static std::unique_ptr<BlockCache> Open(const std::string &directory, uint64_t max_bytes, std::string &error,
+	                                        uint64_t pending_limit = PENDING_LIMIT);
+	//! Writes the blocks still pending, then stops the writer.
+	~BlockCache();
 
 	//! Block `index` of `key`: bytes [index * BLOCK_SIZE, + length) of the object, where `length` is BLOCK_SIZE
-	//! but for the object's last block, into `out`. False on a miss; a block file that is not exactly this block
-	//! is a miss and is removed.
+	//! but for the object's last block, into `out`, from its file or, while it waits to be written, the bytes
+	//! handed over. False on a miss; a block file that is not exactly this block is a miss and is removed.
 	bool Get(const CacheKey &key, uint64_t index, uint64_t length, char *out);
 	//! Stores the block (atomically: see above), then evicts when the cache is over its bound. False on any IO
 	//! error (disk full, directory unwritable): the caller stops using the cache. Never throws for IO.
 	bool Put(const CacheKey &key, uint64_t index, const char *data, uint64_t length);
-	//! Removes the blocks of every object whose path starts with `path_prefix` ("" removes all); the bytes removed
-	//! (files' sizes).
+	//! Hands the block to the background writer, which Puts it, and returns at once. `data` is kept until then. A
+	//! block over the pending bound is not cached (counted). False while writes are failing (see WRITE_RETRY_NS):
+	//! the caller stops using the cache, and LastWriteError says why.
+	bool PutInBackground(const CacheKey &key, uint64_t index, SharedBytes data, uint64_t length);
+	//! Waits until the blocks handed over before the call are written (or failed to be).
+	void Flush();
+	//! The reason of the last failed write ("" when none failed).
+	std::string LastWriteError() const;
+	//! Removes the blocks of every object whose path starts with `path_prefix` ("" removes all), those waiting to be
+	//! written included; the bytes removed (files' sizes).
 	uint64_t Clear(const std::string &path_prefix);
 	//! Removes the blocks of every version of the object at exactly `path` that were not written or read since
 	//! `before_ns` (CLOCK_REALTIME: when the object was written anew, so that blocks of its new version read since
-	//! stay); the bytes removed.
+	//! stay), those waiting to be written included; the bytes removed.
 	uint64_t ClearPath(const std::string &path, int64_t before_ns);
-	//! What all processes hold now, per object version, by path and version.
+	//! What all processes hold now, per object version, by path and version (this process's pending blocks written
+	//! first).
 	std::vector<CachedObject> Info();
 	//! The bytes on disk now (files' sizes, headers included, as the bound counts them), from a scan of the
 	//! directory, which also evicts when over the bound and removes temporary files left by writes killed over a
@@ -99,9 +130,12 @@ public:
 private:
 	struct ScannedBlock;
 
-	BlockCache(std::string root, uint64_t max_bytes);
+	BlockCache(std::string root, uint64_t max_bytes, uint64_t pending_limit);
 	std::string ObjectFolder(const CacheKey &key) const;
 	bool WriteBlock(const CacheKey &key, uint64_t index, const char *data, uint64_t length);
+	//! The writer's store: a Put, and on an IO error writes turned off for WRITE_RETRY_NS.
+	void StorePending(const PendingBlock &block);
+	bool WritesFailing() const;
 	//! When the bytes counted cross the bound or the last scan is over a second old.
 	bool ScanDue() const;
 	void EvictIfDue();
@@ -134,6 +168,14 @@ private:
 	std::atomic<uint64_t> bytes_written {0};
 	std::atomic<uint64_t> bytes_evicted {0};
 	std::atomic<uint64_t> corrupt_blocks_removed {0};
+	std::atomic<uint64_t> writes_skipped {0};
+	std::atomic<uint64_t> write_failures {0};
+	//! When the last write failed (CLOCK_MONOTONIC; 0: the last write succeeded), and its errno.
+	std::atomic<int64_t> write_failed_ns {0};
+	std::atomic<int> write_errno {0};
+
+	//! Last, so it is destroyed first: its thread stores the pending blocks while all of the above is alive.
+	std::unique_ptr<BlockWriter> writer;
 };
 
 } // namespace httpfs2

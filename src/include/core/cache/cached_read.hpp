@@ -4,8 +4,8 @@
 // core/cache/cached_read.hpp
 //
 // One read of a remote object through the block cache: served from the blocks held when all are, otherwise fetched
-// once widened to whole blocks (aligned in the object, its last block short), the blocks put in the cache and the
-// bytes asked copied out.
+// once widened to whole blocks (aligned in the object, its last block short), the bytes asked copied out and the
+// blocks handed to the cache's background writer: the read returns without waiting for the disk.
 //===----------------------------------------------------------------------===//
 
 #pragma once
@@ -27,8 +27,9 @@ ByteRange BlockSpan(const ByteRange &range, uint64_t object_size);
 
 //! Reads `range` of the object version `key` (`object_size` bytes) into `destination`: from the cache when every
 //! block it touches is held (no fetch), else with one `fetch` of the whole blocks from the first one missing to the
-//! last, which are then put in the cache. Counts hits, misses and bytes in `stats`. False when a Put failed (disk
-//! full, directory gone): the bytes are right, the caller stops using the cache.
+//! last, which are then handed to the cache's writer. Counts hits, misses and bytes served in `stats`. False when
+//! the cache refuses blocks (its writes failed: disk full, directory gone): the bytes are right, the caller stops
+//! using the cache.
 bool ReadThroughBlockCache(BlockCache &cache, CacheKey key, uint64_t object_size, const ByteRange &range,
                            char *destination, IoStats &stats, const BlockFetch &fetch);
 

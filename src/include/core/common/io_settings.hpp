@@ -184,7 +184,7 @@ constexpr SettingSpec SETTING_SPECS[] = {
                   "parts to be acknowledged, and a part it cannot hold goes on in a temporary file",
                   SettingScope::GLOBAL, 256 * MiB, 16 * MiB, 1024 * GiB, &IoSettings::write_memory_limit_bytes),
     FlagSetting("httpfs2_cache_enabled",
-                "Keep the blocks (1 MiB, aligned in the object) of what is read from s3:// and http(s):// on local "
+                "Keep the blocks (256 KiB, aligned in the object) of what is read from s3:// and http(s):// on local "
                 "disk, keyed by the object's path and version, and serve reads of the same version from there with no "
                 "request; shared by every process using the same directory; only when "
                 "httpfs2_parallel_read_enabled is on",

@@ -96,13 +96,12 @@ enum class Counter : size_t {
 	//! Time writers spent in the Close of uploaded files (the last part, waiting for the others, the completion);
 	//! DuckDB closes the files of a PARTITION_BY one after another (shown in seconds).
 	UPLOAD_CLOSE_MICROS,
-	//! Blocks of the block cache found held, and not held (absent, evicted or corrupt), by reads through it; the bytes
-	//! readers got from it, and the bytes of the blocks written to it.
+	//! Blocks of the block cache found held, and not held (absent, evicted or corrupt), by reads through it, and the
+	//! bytes readers got from it. The bytes written to it are the cache's own count (written in the background).
 	CACHE_HITS,
 	CACHE_MISSES,
 	CACHE_BYTES_SERVED,
-	CACHE_BYTES_WRITTEN,
-	//! Times the block cache was turned off for a file: its directory could not be opened, or a block not written.
+	//! Times the block cache was turned off for a file: its directory could not be opened, or blocks not written.
 	CACHE_FAILURES,
 	COUNT
 };
@@ -161,7 +160,6 @@ constexpr CounterSpec COUNTER_SPECS[] = {
     {Counter::CACHE_HITS, "cache_hits"},
     {Counter::CACHE_MISSES, "cache_misses"},
     {Counter::CACHE_BYTES_SERVED, "cache_bytes_served"},
-    {Counter::CACHE_BYTES_WRITTEN, "cache_bytes_written"},
     {Counter::CACHE_FAILURES, "cache_failures"},
 };
 static_assert(sizeof(COUNTER_SPECS) / sizeof(COUNTER_SPECS[0]) == COUNTER_COUNT, "every counter needs a column");
