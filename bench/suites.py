@@ -2,7 +2,7 @@
 (--profiles, --configs, --threads, ...) replace a suite's defaults. bench/README.md says why each suite exists; keep
 the two in step.
 
-Six kinds, each carried out by one module:
+Seven kinds, each carried out by one module:
   BlobSweep    bench/sweep.py           read_blob (or a parquet scan) of one object: MiB/s per configuration and
                                         DuckDB threads at toxiproxy latencies, beside curl's parallel ceiling
   Workloads    bench/workload_bench.py  queries users run (TPC-H among them) under a network profile: seconds, CPU,
@@ -13,6 +13,7 @@ Six kinds, each carried out by one module:
                                         catalog's scan vs read_parquet of the same data files
   Peers        bench/peer_bench.py      a big instance's network: DuckDB reads and writes beside the AWS CRT client
                                         and obstore moving the same bytes, with the connections each opened
+  Warm         bench/warm_bench.py      httpfs2's block cache: cold (an empty cache) and warm (a fresh process)
 """
 
 from dataclasses import dataclass, field
@@ -121,6 +122,22 @@ class AzureMatrix:
         azure_matrix.run(self, run)
 
 
+@dataclass(frozen=True)
+class Warm:
+    workloads: tuple = ("lineitem-projection", "glob-agg", "blob")  # names in bench/workloads.py WORKLOADS
+    profiles: tuple = ("region",)
+    # The order each point runs them in (bench/warm_bench.py names the two with the cache).
+    configs: tuple = ("native", "httpfs2", "httpfs2 cache cold", "httpfs2 cache warm", "local")
+    threads: tuple = (1,)
+    clients: tuple = ("curl",)
+    timeout: float = 1800
+
+    def run(self, run):
+        from bench import warm_bench
+
+        warm_bench.run_suite(self, run)
+
+
 ALL_WORKLOADS = (
     "lineitem-all",
     "lineitem-projection",
@@ -193,7 +210,7 @@ SUITES = {
     # Issue 32: the 22 TPC-H queries on a DuckLake catalog of the 8 tables, and on views over its data files.
     "tables-tpch": Tables(tables=("ducklake-tpch",)),
     # Issue 44: the block cache, cold (an empty cache) and warm (a fresh process), beside native, no cache and local.
-    "warm": __import__("bench.warm_bench", fromlist=["Warm"]).Warm(),
+    "warm": Warm(),
     # Issues 31 and 32 at bigbox: 8 x 128 MiB read_blob and the lineitem projection, native vs httpfs2 at threads 1 and
     # 4, beside the AWS CRT client and obstore downloading the same objects, with the connections each opened.
     "bigbox": Peers(),

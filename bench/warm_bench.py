@@ -10,7 +10,6 @@ runs beside httpfs2 without the cache and local. Rows are of kind `warm` in resu
 import shutil
 import sys
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
 from bench.configs import CONFIGS, Config
@@ -18,19 +17,6 @@ from bench.report_common import fmt, p50, table
 
 NO_CACHE = "httpfs2"
 COLD, WARM = "httpfs2 cache cold", "httpfs2 cache warm"
-
-
-@dataclass(frozen=True)
-class Warm:
-    workloads: tuple = ("lineitem-projection", "glob-agg", "blob")  # names in bench/workloads.py WORKLOADS
-    profiles: tuple = ("region",)
-    configs: tuple = ("native", NO_CACHE, COLD, WARM, "local")  # the order each point runs them in
-    threads: tuple = (1,)
-    clients: tuple = ("curl",)
-    timeout: float = 1800
-
-    def run(self, run):
-        run_suite(self, run)
 
 
 def cache_config(name: str, directory: Path) -> Config:
