@@ -228,13 +228,13 @@ void CheckedRangeReader::SendHedged(const ByteRange &range, char *destination, A
 	    RequestRace::Run(*request_threads, *hedges, [self, answers, range, destination](RequestRace::Entry &entry) {
 		    self->Send(range, destination, (*answers)[entry.slot], &entry);
 	    });
+	attempt = std::move((*answers)[outcome.winner]);
 	if (outcome.hedged) {
 		stats.Add(Counter::HEDGES_SENT);
-		if (outcome.winner == 1) {
-			stats.Add(Counter::HEDGES_WON);
+		if (outcome.winner == 1 && attempt.verdict == RangeVerdict::EXACT && attempt.received == range.length) {
+			stats.Add(Counter::HEDGES_WON); // its bytes are the read's
 		}
 	}
-	attempt = std::move((*answers)[outcome.winner]);
 }
 
 void CheckedRangeReader::UseCache(std::shared_ptr<BlockCache> cache_p, std::function<void(const string &)> warn) {
