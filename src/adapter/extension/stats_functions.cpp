@@ -40,6 +40,7 @@ const vector<Column> &ExtraColumns() {
 	    {"streams_throttles", LogicalType::UBIGINT},
 	    {"cache_bytes_evicted", LogicalType::UBIGINT},
 	    {"cache_corrupt_blocks_removed", LogicalType::UBIGINT},
+	    {"hedge_deadline_ms", LogicalType::DOUBLE},
 	};
 	return columns;
 }
@@ -96,6 +97,7 @@ vector<Value> StatsRow(const string &name, const IoStatsSnapshot &stats, Extensi
 	}
 	row.push_back(Value::UBIGINT(cache.bytes_evicted));
 	row.push_back(Value::UBIGINT(cache.corrupt_blocks_removed));
+	row.push_back(Value::DOUBLE(state.hedges.Snapshot().deadline_seconds * 1000.0));
 	return row;
 }
 
