@@ -8,6 +8,8 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <thread>
+#include <chrono>
 
 using namespace httpfs2;
 
@@ -71,6 +73,9 @@ TEST(HedgePolicy, NoHedgeWhileTheStoreThrottles) {
 
 namespace {
 
+//! httpfs's default http_timeout.
+constexpr double TIMEOUT = 30;
+
 //! A gate a stalled sender waits at until the test opens it.
 struct Gate {
 	std::mutex lock;
@@ -120,7 +125,7 @@ TEST(RequestRace, AnAnswerInTimeIsNotHedged) {
 	HedgePolicy policy;
 	char buffer[8] = {};
 	FakeRequest request;
-	auto outcome = RequestRace::Run(threads, policy, request.Sender(buffer));
+	auto outcome = RequestRace::Run(threads, policy, TIMEOUT, request.Sender(buffer));
 	EXPECT_EQ(outcome.winner, 0u);
 	EXPECT_FALSE(outcome.hedged);
 	EXPECT_EQ(std::string(buffer, 7), "request");
@@ -134,7 +139,7 @@ TEST(RequestRace, AStalledRequestIsHedgedAndTheLoserWritesNothing) {
 	char buffer[8] = {};
 	FakeRequest request;
 	request.stall = std::make_shared<Gate>();
-	auto outcome = RequestRace::Run(threads, policy, request.Sender(buffer));
+	auto outcome = RequestRace::Run(threads, policy, TIMEOUT, request.Sender(buffer));
 	EXPECT_EQ(outcome.winner, 1u);
 	EXPECT_TRUE(outcome.hedged);
 	EXPECT_EQ(std::string(buffer, 7), "hedge!!");
@@ -162,16 +167,37 @@ TEST(RequestRace, WithoutBudgetTheRequestIsAwaited) {
 		// Opened at any time: the race waits for the request however long it takes.
 		stall->Open();
 	});
-	auto outcome = RequestRace::Run(threads, policy, request.Sender(buffer));
+	auto outcome = RequestRace::Run(threads, policy, TIMEOUT, request.Sender(buffer));
 	opener.join();
 	EXPECT_EQ(outcome.winner, 0u);
 	EXPECT_FALSE(outcome.hedged);
 	EXPECT_EQ(std::string(buffer, 7), "request");
 }
 
+TEST(RequestRace, NoHedgeWhereTheRequestTimesOutSoonAfterTheDeadline) {
+	IoPool threads(4);
+	HedgePolicy policy; // cold: 1 s
+	char buffer[8] = {};
+	FakeRequest request;
+	request.stall = std::make_shared<Gate>();
+	auto stall = request.stall;
+	std::thread opener([stall] {
+		// Past the deadline: a hedge would have been sent by now.
+		std::this_thread::sleep_for(std::chrono::duration<double>(1.5 * HedgePolicy::COLD_SECONDS));
+		stall->Open();
+	});
+	// A timeout of twice the deadline at most: the request's own retry comes about as soon as a hedge would.
+	auto outcome = RequestRace::Run(threads, policy, 2 * HedgePolicy::COLD_SECONDS - 0.1, request.Sender(buffer));
+	opener.join();
+	EXPECT_FALSE(outcome.hedged);
+	EXPECT_EQ(std::string(buffer, 7), "request");
+	EXPECT_DOUBLE_EQ(policy.Snapshot().budget, HedgePolicy::BURST) << "no hedge taken";
+}
+
 TEST(RequestRace, AFailureIsRethrownToTheCaller) {
 	IoPool threads(2);
 	HedgePolicy policy;
-	EXPECT_THROW(RequestRace::Run(threads, policy, [](RequestRace::Entry &) { throw std::runtime_error("no answer"); }),
-	             std::runtime_error);
+	EXPECT_THROW(
+	    RequestRace::Run(threads, policy, TIMEOUT, [](RequestRace::Entry &) { throw std::runtime_error("no answer"); }),
+	    std::runtime_error);
 }

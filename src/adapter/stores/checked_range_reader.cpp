@@ -224,10 +224,10 @@ void CheckedRangeReader::SendHedged(const ByteRange &range, char *destination, A
 	// The senders keep the reader and their answers: the loser runs on after this returns.
 	auto self = shared_from_this();
 	auto answers = std::make_shared<std::array<Attempt, 2>>();
-	auto outcome =
-	    RequestRace::Run(*request_threads, *hedges, [self, answers, range, destination](RequestRace::Entry &entry) {
-		    self->Send(range, destination, (*answers)[entry.slot], &entry);
-	    });
+	auto outcome = RequestRace::Run(*request_threads, *hedges, static_cast<double>(params->timeout),
+	                                [self, answers, range, destination](RequestRace::Entry &entry) {
+		                                self->Send(range, destination, (*answers)[entry.slot], &entry);
+	                                });
 	attempt = std::move((*answers)[outcome.winner]);
 	if (outcome.hedged) {
 		stats.Add(Counter::HEDGES_SENT);

@@ -97,16 +97,19 @@ bool RequestRace::Entry::Claim() {
 	return race->claimed == slot;
 }
 
-RequestRace::Outcome RequestRace::Run(IoPool &threads, HedgePolicy &policy, Sender sender) {
+RequestRace::Outcome RequestRace::Run(IoPool &threads, HedgePolicy &policy, double timeout_seconds, Sender sender) {
 	auto race = std::make_shared<RaceState>(policy, std::move(sender));
 	policy.RequestSent();
 	std::unique_lock<std::mutex> guard(race->lock);
 	race->LaunchLocked(threads, 0, race);
-	auto deadline = race->started[0] + std::chrono::duration_cast<Clock::duration>(
-	                                       std::chrono::duration<double>(policy.DeadlineSeconds()));
-	bool answered = race->changed.wait_until(guard, deadline, [&] { return race->began[0] || race->finished[0]; });
-	if (!answered && policy.TryHedge(Seconds(Clock::now().time_since_epoch()))) {
-		race->LaunchLocked(threads, 1, race);
+	auto wait = policy.DeadlineSeconds();
+	if (wait <= timeout_seconds / 2) {
+		auto deadline =
+		    race->started[0] + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(wait));
+		bool answered = race->changed.wait_until(guard, deadline, [&] { return race->began[0] || race->finished[0]; });
+		if (!answered && policy.TryHedge(Seconds(Clock::now().time_since_epoch()))) {
+			race->LaunchLocked(threads, 1, race);
+		}
 	}
 	race->changed.wait(guard, [&] { return race->DecidedLocked(); });
 	Outcome outcome;
