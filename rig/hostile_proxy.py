@@ -18,6 +18,10 @@ subresources); upload faults to the multipart requests of such keys; head_forbid
 - stall_tail: no answer at all, for stall_seconds, then the connection closes, to GETs with a suffix range
   (`bytes=-N`); with stall_tail_closed_ranges also to ranges ending at the object's last byte (DuckDB's own footer
   reads: native httpfs then stalls too).
+- stall_first_byte: every stall_every-th GET of a range not asked before (since the last reset; the first stalled is
+  the stall_every-th) waits stall_seconds before it is forwarded, then is answered as usual: a straggler whose answer
+  begins late. A range asked again (a retry, a hedge) is never stalled, so which GETs stall depends only on the
+  order in which distinct ranges come.
 - upload_part_no_etag: UploadPart is forwarded and answered without its ETag header.
 - complete_error_body: CompleteMultipartUpload is not forwarded and answered 200 with an <Error> body.
 - complete_lost_404: the first CompleteMultipartUpload of an upload is forwarded (the object is complete upstream)
@@ -76,6 +80,7 @@ READ_MODES = (
     "range_blind_cache",
     "stall_body",
     "stall_tail",
+    "stall_first_byte",
 )
 UPLOAD_MODES = ("upload_part_no_etag", "complete_error_body", "complete_lost_404", "part_trickle", "part_slow_down")
 HEADER_MODES = ("get_no_etag", "pinned_validators", "expiring_token")
@@ -414,6 +419,9 @@ class _Handler(BaseHTTPRequestHandler):
         if range_header:
             proxy._count("ranged_gets")
 
+        if "stall_first_byte" in modes and proxy._first_seen_stalls(path, range_header):
+            self._fault("stall_first_byte")
+            proxy._stop.wait(proxy.stall_seconds)
         if "stall_tail" in modes and suffix:
             self._fault("stall_tail")
             self._drop(proxy.stall_seconds)
@@ -605,6 +613,7 @@ class HostileProxy:
         trickle_interval: float = 1.0,
         trickle_seconds: float = 30.0,
         slow_down_parts: int = 4,
+        stall_every: int = 4,
         secret_key: str | None = None,
     ):
         if upstream_host not in (LOOPBACK, "localhost"):
@@ -618,6 +627,7 @@ class HostileProxy:
         self.trickle_interval = trickle_interval
         self.trickle_seconds = trickle_seconds
         self.slow_down_parts = slow_down_parts
+        self.stall_every = stall_every
         self.expired_tokens = set()
         self.secret_key = secret_key
         self.pinned_time = "Mon, 23 Nov 2026 10:00:00 GMT"
@@ -667,6 +677,7 @@ class HostileProxy:
             self._upstream_completes = []
             self._gets_seen = 0
             self._get_hook = None
+            self._ranges_seen = set()
             self.expired_tokens = set()
 
     @property
@@ -713,6 +724,15 @@ class HostileProxy:
             self._get_hook = None
         hook[1]()
         self._count("hooks_called")
+
+    def _first_seen_stalls(self, path: str, range_header: str | None) -> bool:
+        """Whether a GET of this range stalls (stall_first_byte): every stall_every-th range not asked before."""
+        with self._lock:
+            key = (path, range_header)
+            if key in self._ranges_seen:
+                return False
+            self._ranges_seen.add(key)
+            return len(self._ranges_seen) % self.stall_every == 0
 
     def _cached(self, path: str):
         with self._lock:
@@ -767,7 +787,7 @@ class HostileProxy:
 def serve_hostile(upstream_host: str, upstream_port: int, **options):
     """A HostileProxy on a free 127.0.0.1 port in front of upstream_host:upstream_port, stopped on exit; options are
     HostileProxy's (key_filter, shift_bytes, stall_seconds, stall_tail_closed_ranges, trickle_interval,
-    trickle_seconds, secret_key)."""
+    trickle_seconds, slow_down_parts, stall_every, secret_key)."""
     proxy = HostileProxy(upstream_host, upstream_port, **options)
     proxy.start()
     try:

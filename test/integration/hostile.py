@@ -221,11 +221,11 @@ def hostile_http(data):
 def normal_proxies(hostile_s3):
     """A test of a hostile module (pytestmark) starts with a proxy in "normal" mode and zero counters, and leaves it
     so."""
-    saved = (hostile_s3.stall_seconds, hostile_s3.trickle_interval, hostile_s3.trickle_seconds)
+    saved = (hostile_s3.stall_seconds, hostile_s3.trickle_interval, hostile_s3.trickle_seconds, hostile_s3.stall_every)
     hostile_s3.reset()
     yield
     hostile_s3.reset()
-    hostile_s3.stall_seconds, hostile_s3.trickle_interval, hostile_s3.trickle_seconds = saved
+    hostile_s3.stall_seconds, hostile_s3.trickle_interval, hostile_s3.trickle_seconds, hostile_s3.stall_every = saved
 
 
 @pytest.fixture

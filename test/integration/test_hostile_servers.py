@@ -23,6 +23,7 @@ from hostile import (
     HTTPFS2_IMPLS,
     IMPLS,
     PREFIX,
+    QUERY_LIMIT,
     Db,
     assert_right_or_names_the_file,
     fail_on_hang,
@@ -235,6 +236,103 @@ def test_a_tail_get_that_stalls_costs_at_most_a_few_seconds(request, connect, ri
     # The tail's own deadline (2 s, S3Tails) and the reads after it: under AddressSanitizer on a loaded 2-core
     # machine those reads took up to 1.1 s.
     assert seconds[impl] <= seconds["native"] + 3.5, seconds
+
+
+# A GET whose answer begins this late is a straggler: far past any deadline hedging learns on the rig.
+STRAGGLER_SECONDS = 10.0
+
+
+def read_with_stragglers(db, proxy, sql: str, stall_every: int, limit: float):
+    """Runs `sql` while every stall_every-th range first asked waits STRAGGLER_SECONDS before its answer begins; the
+    outcome, the proxy's counts and httpfs2's stats."""
+    db.con.execute("CALL httpfs2_reset_stats()")
+    proxy.reset()
+    proxy.stall_seconds = STRAGGLER_SECONDS
+    proxy.stall_every = stall_every
+    proxy.mode = "stall_first_byte"
+    outcome = db.run(sql, limit=limit, proxy=proxy)
+    counts = proxy.counts
+    proxy.mode = "normal"
+    return outcome, counts, stats(db.con)
+
+
+# (impl, file, query, every how many distinct ranges one stalls): a 64 MiB split read (about 9 ranges: 2 stall, within
+# the hedges' burst of 4), and a parquet scan in small pieces (with read-ahead): 1 in 25 of its ranges stall, under
+# the hedges' share of the requests (5%).
+STRAGGLER_READS = [
+    ("httpfs2", "blob64.bin", "SELECT sha256(content) FROM read_blob('{url}')", 4),
+    ("httpfs2_small", "data.parquet", PARQUET_SQL, 25),
+]
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+@pytest.mark.parametrize(("impl", "name", "sql", "every"), STRAGGLER_READS)
+def test_gets_whose_answer_begins_late_are_hedged(
+    request, connect, rig, data, hostile_s3, impl, name, sql, every, client
+):
+    """Object storage's tail: a few GETs answer many times later than the others. A range GET of a sub-read or
+    read-ahead whose answer has not begun by the deadline learnt from the latencies just seen is sent again on another
+    connection, and the first whole, checked answer is used: the read is exact and ends long before the stalled GETs
+    would have answered (the query's hard limit is under the stall); the stalled ones are dropped."""
+    url = rig.url(PREFIX + name)
+    expected = data.answer(sql, name) if name != "blob64.bin" else [(data.sha(name),)]
+    db = connect(impl, client)
+    outcome, counts, counters = read_with_stragglers(db, hostile_s3, sql.format(url=url), every, STRAGGLER_SECONDS / 2)
+    report(
+        request,
+        seconds=round(outcome.seconds, 2),
+        stalled=counts.get("hit:stall_first_byte", 0),
+        gets=counts.get("object_gets", 0),
+        hedges_sent=counters["hedges_sent"],
+        hedges_won=counters["hedges_won"],
+        outcome=outcome.text(),
+    )
+    assert counts.get("hit:stall_first_byte", 0) >= 1, counts
+    fail_on_hang(outcome, f"{name} with stalled GETs, hedged")
+    assert outcome.error is None, outcome.text()
+    assert outcome.rows == expected
+    assert counters["hedges_sent"] >= 1
+    assert counters["hedges_won"] >= 1
+    assert counters["hedges_won"] <= counters["hedges_sent"]
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_with_hedging_off_a_read_waits_for_its_stalled_get(request, connect, rig, data, hostile_s3, client):
+    """httpfs2_hedge_reads = false: no GET is sent twice, and the split read waits for the stalled one's answer (it
+    is right, only late)."""
+    db = connect("httpfs2", client)
+    db.con.execute("SET httpfs2_hedge_reads = false")
+    sql = f"SELECT sha256(content) FROM read_blob('{rig.url(PREFIX + 'blob64.bin')}')"
+    outcome, counts, counters = read_with_stragglers(db, hostile_s3, sql, 3, QUERY_LIMIT)
+    report(request, seconds=round(outcome.seconds, 2), stalled=counts.get("hit:stall_first_byte", 0))
+    fail_on_hang(outcome, "blob64.bin with a stalled GET, not hedged")
+    assert counts.get("hit:stall_first_byte", 0) >= 1, counts
+    assert outcome.error is None, outcome.text()
+    assert outcome.rows == [(data.sha("blob64.bin"),)]
+    assert counters["hedges_sent"] == 0
+    assert outcome.seconds >= STRAGGLER_SECONDS
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_without_stragglers_hedges_are_rare(request, connect, rig, data, hostile_s3, client):
+    """A store whose answers all begin in time: repeated scans and split reads in small pieces (with read-ahead) send
+    hedges for under 1% of their GETs."""
+    db = connect("httpfs2_small", client)
+    db.con.execute("CALL httpfs2_reset_stats()")
+    hostile_s3.reset()
+    expected = data.answer(PARQUET_SQL, "data.parquet")
+    for _ in range(5):
+        outcome = db.run(PARQUET_SQL.format(url=rig.url(PREFIX + "data.parquet")), proxy=hostile_s3)
+        fail_on_hang(outcome, "data.parquet")
+        assert outcome.rows == expected
+        outcome = db.run(BLOB_SQL.format(url=rig.url(PREFIX + "blob4.bin")), proxy=hostile_s3)
+        fail_on_hang(outcome, "blob4.bin")
+        assert outcome.rows == [(data.sha("blob4.bin"),)]
+    gets = hostile_s3.counts.get("object_gets", 0)
+    hedges = stats(db.con)["hedges_sent"]
+    report(request, gets=gets, hedges_sent=hedges)
+    assert gets >= 300, "too few GETs to tell 1% apart"
+    assert hedges * 100 < gets, (hedges, gets)
 
 
 @pytest.mark.parametrize("impl", sorted(IMPLS))

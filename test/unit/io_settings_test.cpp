@@ -37,7 +37,7 @@ TEST(IoSettings, EveryMemberHasExactlyOneSetting) {
 		                                   : static_cast<const void *>(&(settings.*spec.text));
 		EXPECT_TRUE(members.insert(member).second) << spec.name;
 	}
-	EXPECT_EQ(SETTING_COUNT, 19u);
+	EXPECT_EQ(SETTING_COUNT, 20u);
 }
 
 TEST(IoSettings, CacheIsOffWithADirectoryAUserCanFind) {

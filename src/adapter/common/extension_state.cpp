@@ -7,6 +7,8 @@
 
 namespace httpfs2 {
 
+constexpr size_t ExtensionState::REQUEST_THREADS;
+
 namespace {
 // Databases are keyed by address; a weak_ptr so that a closed database's state dies with it, and an address
 // reused by a later database finds an expired entry and gets fresh state.
@@ -43,7 +45,7 @@ std::shared_ptr<BufferAllocator> ReadAheadAllocator(duckdb::DatabaseInstance &db
 ExtensionState::ExtensionState(std::shared_ptr<BufferAllocator> allocator)
     : read_ahead_budget(IoSettings().read_ahead_memory_limit_bytes, std::move(allocator)),
       upload_budget(std::make_shared<UploadBudget>(IoSettings().write_memory_limit_bytes)),
-      io_pool(IoSettings().io_threads), upload_pool(StreamController::MAX_STREAMS) {
+      io_pool(IoSettings().io_threads), upload_pool(StreamController::MAX_STREAMS), request_threads(REQUEST_THREADS) {
 }
 
 std::shared_ptr<ExtensionState> ExtensionState::GetOrCreate(duckdb::DatabaseInstance &db) {

@@ -45,10 +45,13 @@ public:
 	}
 
 	//! The database tears its logging down before its filesystems, and a handle of httpfs logs when it closes: the
-	//! handles httpfs2 keeps across queries are closed when the last connection goes, not with the filesystem.
+	//! handles httpfs2 keeps across queries are closed when the last connection goes, not with the filesystem. So do
+	//! the hedged GETs that lost and still run (they use httpfs's client, which goes before the filesystems): the
+	//! last close waits for them, at most httpfs's timeout.
 	void OnConnectionClosed(ClientContext &context) override {
 		if (DatabaseInstance::GetDatabase(context).GetConnectionManager().GetConnectionCount() <= 1) {
 			state->ReleaseHandles();
+			state->request_threads.WaitIdle();
 		}
 	}
 

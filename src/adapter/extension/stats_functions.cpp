@@ -43,6 +43,7 @@ const vector<Column> &ExtraColumns() {
 	    {"cache_corrupt_blocks_removed", LogicalType::UBIGINT},
 	    {"cache_writes_skipped", LogicalType::UBIGINT},
 	    {"cache_write_failures", LogicalType::UBIGINT},
+	    {"hedge_deadline_ms", LogicalType::DOUBLE},
 	};
 	return columns;
 }
@@ -104,6 +105,7 @@ vector<Value> StatsRow(const string &name, const IoStatsSnapshot &stats, Extensi
 	row.push_back(Value::UBIGINT(cache.corrupt_blocks_removed));
 	row.push_back(Value::UBIGINT(cache.writes_skipped));
 	row.push_back(Value::UBIGINT(cache.write_failures));
+	row.push_back(Value::DOUBLE(state.hedges.Snapshot().deadline_seconds * 1000.0));
 	return row;
 }
 

@@ -1,5 +1,8 @@
 #include "adapter/stores/checked_range_reader.hpp"
 
+#include "adapter/common/extension_state.hpp"
+#include "adapter/common/session_settings.hpp"
+
 #include "core/cache/cached_read.hpp"
 #include "core/requests/http_parts.hpp"
 #include "core/requests/retry_policy.hpp"
@@ -11,6 +14,7 @@
 #include "duckdb/main/connection.hpp"
 #include "duckdb/main/secret/secret_manager.hpp"
 
+#include <array>
 #include <chrono>
 #include <cstring>
 #include <thread>
@@ -92,6 +96,11 @@ std::shared_ptr<CheckedRangeReader> CheckedRangeReader::For(const string &path, 
 		reader->ranges_confirmed = ranges_confirmed || ranged->Contains(path);
 		reader->ranged = std::move(ranged);
 		reader->streams = streams;
+		auto state = ExtensionState::Get(*context->db);
+		if (SettingsFor(opener, *state).hedge_reads) {
+			reader->hedges = &state->hedges;
+			reader->request_threads = &state->request_threads;
+		}
 		return reader;
 	} catch (std::exception &) {
 		return nullptr; // a secret or setting httpfs2 cannot read: httpfs's handles read the file
@@ -165,11 +174,14 @@ void CheckedRangeReader::Decline(ReadFallback how, Counter counter) {
 	throw ReadsDeclined(path);
 }
 
-void CheckedRangeReader::Send(const ByteRange &range, char *destination, Attempt &attempt) {
+void CheckedRangeReader::Send(const ByteRange &range, char *destination, Attempt &attempt, RequestRace::Entry *entry) {
 	auto client = clients.Take();
 	duckdb::GetRequestInfo get(
 	    Url(), Headers(range, attempt.signed_with), *params,
 	    [&](const duckdb::HTTPResponse &response) {
+		    if (entry) {
+			    entry->FirstByte();
+		    }
 		    // A client may call this again for a redirect's target: each answer starts over.
 		    attempt.answered = true;
 		    attempt.received = 0;
@@ -188,6 +200,9 @@ void CheckedRangeReader::Send(const ByteRange &range, char *destination, Attempt
 			                              std::min<size_t>(length, MAX_ERROR_BODY - attempt.error_body.size()));
 			    return attempt.error_body.size() < MAX_ERROR_BODY;
 		    }
+		    if (entry && attempt.received == 0 && !entry->Claim()) {
+			    return false; // the other request of the race writes the destination
+		    }
 		    if (attempt.received + length > range.length) {
 			    attempt.verdict = RangeVerdict::WRONG_RANGE;
 			    attempt.why = "more than the " + std::to_string(range.length) + " bytes asked for";
@@ -202,6 +217,23 @@ void CheckedRangeReader::Send(const ByteRange &range, char *destination, Attempt
 	attempt.response = log.Send(params->http_util, get, &client);
 	if (attempt.answered && attempt.verdict == RangeVerdict::EXACT && attempt.received == range.length) {
 		clients.GiveBack(std::move(client));
+	}
+}
+
+void CheckedRangeReader::SendHedged(const ByteRange &range, char *destination, Attempt &attempt) {
+	// The senders keep the reader and their answers: the loser runs on after this returns.
+	auto self = shared_from_this();
+	auto answers = std::make_shared<std::array<Attempt, 2>>();
+	auto outcome = RequestRace::Run(*request_threads, *hedges, static_cast<double>(params->timeout),
+	                                [self, answers, range, destination](RequestRace::Entry &entry) {
+		                                self->Send(range, destination, (*answers)[entry.slot], &entry);
+	                                });
+	attempt = std::move((*answers)[outcome.winner]);
+	if (outcome.hedged) {
+		stats.Add(Counter::HEDGES_SENT);
+		if (outcome.winner == 1 && attempt.verdict == RangeVerdict::EXACT && attempt.received == range.length) {
+			stats.Add(Counter::HEDGES_WON); // its bytes are the read's
+		}
 	}
 }
 
@@ -282,7 +314,11 @@ void CheckedRangeReader::ReadWithRetries(const ByteRange &range, char *destinati
 	bool refreshed = false;
 	for (uint64_t attempt_number = 1;; attempt_number++) {
 		Attempt attempt;
-		Send(range, destination, attempt);
+		if (hedges) {
+			SendHedged(range, destination, attempt);
+		} else {
+			Send(range, destination, attempt);
+		}
 		bool retry = true;
 		bool throttled = false;
 		if (!refreshed && attempt.answered && attempt.verdict == RangeVerdict::NOT_SUCCESS && attempt.response &&
@@ -328,6 +364,9 @@ void CheckedRangeReader::ReadWithRetries(const ByteRange &range, char *destinati
 				stats.Add(Counter::THROTTLED_ANSWERS);
 				if (streams) {
 					streams->Throttled();
+				}
+				if (hedges) {
+					hedges->Throttled(StreamController::Now());
 				}
 			}
 			break;

@@ -105,6 +105,12 @@ void IoPool::Submit(std::function<void()> task) {
 	}
 }
 
+void IoPool::WaitIdle() {
+	std::unique_lock<std::mutex> guard(lock);
+	// Workers removed by Resize are out of `workers` and off `idle`: every worker left is idle once each is on it.
+	went_idle.wait(guard, [&] { return stopping || (tasks.empty() && idle.size() >= workers.size()); });
+}
+
 //! Tasks report their own failures; one that throws anyway (out of memory where it did not expect it) must not end
 //! the process, nor leave a RunAll batch waiting for it.
 static void RunTask(const std::function<void()> &task) {
@@ -134,6 +140,7 @@ void IoPool::WorkerLoop(size_t index, Worker &self) {
 		}
 		self.woken = false;
 		idle.push_back(index);
+		went_idle.notify_all();
 		// Woken for a task, it was taken off `idle`; woken to leave, the check above takes it off.
 		self.wake.wait(guard, [&] { return self.woken || stopping || index >= target; });
 	}

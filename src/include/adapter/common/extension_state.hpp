@@ -17,6 +17,7 @@
 #include "core/upload/upload_budget.hpp"
 #include "core/common/io_settings.hpp"
 #include "core/common/io_stats.hpp"
+#include "core/requests/hedge_policy.hpp"
 #include "duckdb.hpp"
 
 #include <memory>
@@ -37,6 +38,8 @@ public:
 
 class ExtensionState {
 public:
+	//! At most this many hedged range GETs in flight at once (a GET past it waits for a thread).
+	static constexpr size_t REQUEST_THREADS = 256;
 	//! Read-ahead buffers come from `allocator`.
 	explicit ExtensionState(std::shared_ptr<BufferAllocator> allocator);
 
@@ -81,6 +84,11 @@ public:
 	//! The uploads' parts and completions: as many threads as parts may be sent at once (UploadBudget::streams), so
 	//! that uploads follow the link past io_threads and never hold up reads' fetches.
 	IoPool upload_pool;
+	//! When range GETs are hedged (httpfs2_hedge_reads); declared before the threads that send them.
+	HedgePolicy hedges;
+	//! The threads hedged range GETs are sent on while their reader waits (RequestRace): one per GET in flight, and the
+	//! losers running on to their end, never taking the IO pool's threads that reads need.
+	IoPool request_threads;
 
 private:
 	std::mutex lock;

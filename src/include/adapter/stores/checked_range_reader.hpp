@@ -20,6 +20,7 @@
 #include "core/common/io_stats.hpp"
 #include "core/common/stream_controller.hpp"
 #include "core/read_ahead/object_read_ahead.hpp"
+#include "core/requests/request_race.hpp"
 #include "core/requests/range_answer.hpp"
 #include "duckdb/common/file_opener.hpp"
 #include "duckdb/common/http_util.hpp"
@@ -68,7 +69,7 @@ private:
 	std::unordered_set<std::string> paths;
 };
 
-class CheckedRangeReader {
+class CheckedRangeReader : public std::enable_shared_from_this<CheckedRangeReader> {
 public:
 	enum class Store : uint8_t { S3, HTTP };
 	//! What the request that finds out whether the server serves ranges asks for: a round trip, little transfer.
@@ -140,8 +141,11 @@ private:
 	bool RefreshCredentials(uint64_t signed_with);
 	CheckedRangeReader(std::string path, Store store, const ObjectVersion &version,
 	                   duckdb::unique_ptr<duckdb::HTTPParams> params, IoStats &stats);
-	//! One request, no retry.
-	void Send(const ByteRange &range, char *destination, Attempt &attempt);
+	//! One request, no retry; in a race (hedged), `entry` is told when the answer begins and asked before `destination`
+	//! is written.
+	void Send(const ByteRange &range, char *destination, Attempt &attempt, RequestRace::Entry *entry = nullptr);
+	//! One request as Send, hedged when its answer is late (RequestRace); `attempt` gets the answer that stands.
+	void SendHedged(const ByteRange &range, char *destination, Attempt &attempt);
 	//! Where the GETs go: the object's URL in the store.
 	std::string Url() const;
 	//! The headers of a GET of `range`, signed now; `signed_with` gets the credentials' generation.
@@ -173,6 +177,10 @@ private:
 	IoStats &stats;
 	//! Told when the store asks for less (503 Slow Down, 429): the streams of the database are halved.
 	StreamController *streams = nullptr;
+	//! The database's hedging policy and the threads hedged GETs are sent on, when the open's settings hedge reads
+	//! (httpfs2_hedge_reads); both outlive the readers their threads keep (ExtensionState).
+	HedgePolicy *hedges = nullptr;
+	IoPool *request_threads = nullptr;
 	std::atomic<ReadFallback> fallback {ReadFallback::NONE};
 	std::atomic<bool> ranges_confirmed {false};
 	//! Held by the one request in flight while ranges are not confirmed.

@@ -39,6 +39,8 @@ public:
 	size_t IdleThreads() const;
 
 	void Submit(std::function<void()> task);
+	//! Returns once no task is queued or running (tasks submitted meanwhile included).
+	void WaitIdle();
 	//! Runs every task once, on up to `helpers` workers and on the calling thread (which so never waits behind a
 	//! busy pool), and returns when all have run. Tasks must not throw.
 	void RunAll(std::vector<std::function<void()>> tasks, size_t helpers);
@@ -66,6 +68,8 @@ private:
 	std::vector<std::unique_ptr<Worker>> workers;
 	//! Indexes of the workers waiting for a task, the one that went idle last at the back.
 	std::vector<size_t> idle;
+	//! Notified when a worker finds no task (WaitIdle).
+	std::condition_variable went_idle;
 	size_t target;
 	bool stopping = false;
 };

@@ -54,6 +54,7 @@ struct IoSettings {
 	//! As set: "" is the default place (CacheDirectory()).
 	std::string cache_directory;
 	uint64_t cache_max_bytes;
+	bool hedge_reads;
 
 	//! The settings with the recommended preset applied when it is enabled.
 	IoSettings Effective() const;
@@ -197,6 +198,11 @@ constexpr SettingSpec SETTING_SPECS[] = {
                   "Bound of the block cache on disk, shared by the processes using it: the least recently used blocks "
                   "are evicted past it",
                   SettingScope::GLOBAL, 4 * GiB, 16 * MiB, 1024 * 1024 * GiB, &IoSettings::cache_max_bytes),
+    FlagSetting("httpfs2_hedge_reads",
+                "Send a range GET of a split read or read-ahead again on another connection when its answer has not "
+                "begun within a deadline learnt from the first-byte latencies just seen (never under 500 ms); the "
+                "first whole, checked answer is used; at most about 5% of GETs, none while the store throttles",
+                true, &IoSettings::hedge_reads),
 };
 
 constexpr size_t SETTING_COUNT = sizeof(SETTING_SPECS) / sizeof(SETTING_SPECS[0]);

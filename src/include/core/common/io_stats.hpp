@@ -85,6 +85,10 @@ enum class Counter : size_t {
 	//! Requests of httpfs2's refused for their credentials (an expired session token, a key the store no longer
 	//! takes) and sent again, once, with the credentials the path's secret holds now.
 	CREDENTIALS_REFRESHED,
+	//! Range GETs sent again on another connection because the first one's answer had not begun by the deadline learnt
+	//! from the first-byte latencies just seen (HedgePolicy), and those of them whose answer was the one used.
+	HEDGES_SENT,
+	HEDGES_WON,
 	//! Objects httpfs2's uploader made complete, the parts (a single PUT counts as one) and bytes it sent, and the
 	//! uploads it aborted (a failed part or completion, a file dropped without a successful close); bytes of parts
 	//! kept on local disk because the upload budget could not hold them.
@@ -151,6 +155,8 @@ constexpr CounterSpec COUNTER_SPECS[] = {
     {Counter::THROTTLED_ANSWERS, "throttled_answers"},
     {Counter::THROTTLED_WAIT_MICROS, "throttled_wait_seconds"},
     {Counter::CREDENTIALS_REFRESHED, "credentials_refreshed"},
+    {Counter::HEDGES_SENT, "hedges_sent"},
+    {Counter::HEDGES_WON, "hedges_won"},
     {Counter::FILES_UPLOADED, "files_uploaded"},
     {Counter::UPLOAD_PARTS, "upload_parts"},
     {Counter::UPLOAD_BYTES, "upload_bytes"},

@@ -1,0 +1,128 @@
+#include "core/requests/request_race.hpp"
+
+#include <chrono>
+#include <condition_variable>
+#include <exception>
+#include <mutex>
+
+namespace httpfs2 {
+
+using Clock = std::chrono::steady_clock;
+
+static double Seconds(Clock::duration duration) {
+	return std::chrono::duration<double>(duration).count();
+}
+
+//! Shared by the caller and its senders; a loser keeps it after the caller left.
+struct RaceState {
+	static constexpr size_t NOBODY = 2;
+
+	RaceState(HedgePolicy &policy_p, RequestRace::Sender sender_p) : policy(policy_p), sender(std::move(sender_p)) {
+	}
+
+	HedgePolicy &policy;
+	const RequestRace::Sender sender;
+
+	std::mutex lock;
+	std::condition_variable changed;
+	size_t launched = 0;
+	Clock::time_point started[2];
+	bool began[2] = {false, false};
+	bool finished[2] = {false, false};
+	std::exception_ptr error[2];
+	//! The sender that writes into the caller's memory.
+	size_t claimed = NOBODY;
+	//! The first sender whose answer began, and the first that finished with an answer begun.
+	size_t first_began = NOBODY;
+	size_t first_answered = NOBODY;
+
+	//! Starts sender `slot` on `threads`; requires `lock`.
+	void LaunchLocked(IoPool &threads, size_t slot, const std::shared_ptr<RaceState> &self) {
+		launched = slot + 1;
+		started[slot] = Clock::now();
+		threads.Submit([self, slot] {
+			RequestRace::Entry entry(self, slot);
+			std::exception_ptr thrown;
+			try {
+				self->sender(entry);
+			} catch (...) {
+				thrown = std::current_exception();
+			}
+			std::lock_guard<std::mutex> guard(self->lock);
+			self->error[slot] = thrown;
+			self->finished[slot] = true;
+			if (self->began[slot] && self->first_answered == NOBODY) {
+				self->first_answered = slot;
+			}
+			self->changed.notify_all();
+		});
+	}
+
+	//! Whether the caller may go; requires `lock`.
+	bool DecidedLocked() const {
+		if (claimed != NOBODY) {
+			return finished[claimed];
+		}
+		for (size_t slot = 0; slot < launched; slot++) {
+			if (!finished[slot]) {
+				return false;
+			}
+		}
+		return true;
+	}
+};
+
+RequestRace::Entry::Entry(std::shared_ptr<RaceState> race_p, size_t slot_p) : slot(slot_p), race(std::move(race_p)) {
+}
+
+void RequestRace::Entry::FirstByte() {
+	std::lock_guard<std::mutex> guard(race->lock);
+	if (race->began[slot]) {
+		return; // a redirect's target answered
+	}
+	race->began[slot] = true;
+	if (race->first_began == RaceState::NOBODY) {
+		// Only the first answer of a race is a latency of the store: a loser's comes after the caller left.
+		race->first_began = slot;
+		race->policy.ObserveFirstByte(Seconds(Clock::now() - race->started[slot]));
+	}
+	race->changed.notify_all();
+}
+
+bool RequestRace::Entry::Claim() {
+	std::lock_guard<std::mutex> guard(race->lock);
+	if (race->claimed == RaceState::NOBODY) {
+		race->claimed = slot;
+	}
+	return race->claimed == slot;
+}
+
+RequestRace::Outcome RequestRace::Run(IoPool &threads, HedgePolicy &policy, double timeout_seconds, Sender sender) {
+	auto race = std::make_shared<RaceState>(policy, std::move(sender));
+	policy.RequestSent();
+	std::unique_lock<std::mutex> guard(race->lock);
+	race->LaunchLocked(threads, 0, race);
+	auto wait = policy.DeadlineSeconds();
+	if (wait <= timeout_seconds / 2) {
+		auto deadline =
+		    race->started[0] + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(wait));
+		bool answered = race->changed.wait_until(guard, deadline, [&] { return race->began[0] || race->finished[0]; });
+		if (!answered && policy.TryHedge(Seconds(Clock::now().time_since_epoch()))) {
+			race->LaunchLocked(threads, 1, race);
+		}
+	}
+	race->changed.wait(guard, [&] { return race->DecidedLocked(); });
+	Outcome outcome;
+	outcome.hedged = race->launched > 1;
+	if (race->claimed != RaceState::NOBODY) {
+		outcome.winner = race->claimed;
+	} else if (race->first_answered != RaceState::NOBODY) {
+		outcome.winner = race->first_answered;
+	}
+	if (race->error[outcome.winner]) {
+		std::rethrow_exception(race->error[outcome.winner]);
+	}
+	return outcome;
+}
+
+} // namespace httpfs2

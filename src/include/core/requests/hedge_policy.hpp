@@ -1,0 +1,77 @@
+//===----------------------------------------------------------------------===//
+//                         httpfs2
+//
+// core/requests/hedge_policy.hpp
+//
+// When a range GET whose answer has not begun is sent again on another connection (a hedge): at object storage's
+// tail a few GETs take many times the median, and one stalled sub-read holds its whole read. The deadline is learnt
+// from the first-byte latencies of the GETs just answered (MARGIN times a high percentile of a recent window, never
+// below FLOOR_SECONDS; COLD_SECONDS until the window holds MIN_SAMPLES). Hedges are capped: each GET sent adds SHARE
+// of a hedge to a budget of at most BURST, a hedge takes a whole one; and none is sent for QUIET_SECONDS after the
+// store asked to slow down (a hedge is one more request to a store that is refusing them).
+//===----------------------------------------------------------------------===//
+
+#pragma once
+
+#include "core/common/thread_annotations.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace httpfs2 {
+
+struct HedgeSnapshot {
+	//! The deadline now, seconds.
+	double deadline_seconds = 0;
+	//! First-byte latencies in the window.
+	uint64_t samples = 0;
+	//! Hedges the budget holds.
+	double budget = 0;
+};
+
+class HedgePolicy {
+public:
+	//! The first-byte latencies the deadline is learnt from: the latest WINDOW.
+	static constexpr size_t WINDOW = 128;
+	static constexpr size_t MIN_SAMPLES = 8;
+	static constexpr double PERCENTILE = 0.95;
+	static constexpr double MARGIN = 3.0;
+	//! A GET is never hedged sooner: a request costs more than waiting for a near store.
+	static constexpr double FLOOR_SECONDS = 0.5;
+	//! The deadline before MIN_SAMPLES latencies are known.
+	static constexpr double COLD_SECONDS = 1.0;
+	//! The share of GETs that may be hedged in the long run, and the hedges the budget holds at most (and at start).
+	static constexpr double SHARE = 0.05;
+	static constexpr double BURST = 4.0;
+	static constexpr double QUIET_SECONDS = 5.0;
+
+	HedgePolicy();
+
+	//! A GET's answer began `seconds` after it was sent.
+	void ObserveFirstByte(double seconds);
+	//! A GET was sent (not a hedge): the budget grows by SHARE.
+	void RequestSent();
+	//! The store answered "slow down" at `now` (a steady clock, seconds).
+	void Throttled(double now);
+	//! How long a GET waits for its answer to begin before it is hedged.
+	double DeadlineSeconds() const;
+	//! Whether a GET past its deadline at `now` is hedged: takes one hedge from the budget when it is.
+	bool TryHedge(double now);
+
+	HedgeSnapshot Snapshot() const;
+	void Reset();
+
+private:
+	double DeadlineLocked() const HTTPFS2_REQUIRES(lock);
+
+	mutable Mutex lock;
+	//! A ring of the latest latencies; `next` is where the next one goes.
+	std::vector<double> samples HTTPFS2_GUARDED_BY(lock);
+	size_t next HTTPFS2_GUARDED_BY(lock) = 0;
+	double budget HTTPFS2_GUARDED_BY(lock) = BURST;
+	//! When the store last asked to slow down; none yet when negative.
+	double throttled_at HTTPFS2_GUARDED_BY(lock) = -1;
+};
+
+} // namespace httpfs2

@@ -1,0 +1,60 @@
+//===----------------------------------------------------------------------===//
+//                         httpfs2
+//
+// core/requests/request_race.hpp
+//
+// One request sent on a thread of its own while its caller waits, and sent again on another (a hedge) when its answer
+// has not begun by HedgePolicy's deadline: the first sender to write into the caller's memory is the only one that
+// ever does (Claim), and the caller returns once that one is done. httpfs's clients cannot be stopped before an answer
+// begins, so the loser is not waited for: it runs on to its own end on `threads` (not the IO pool's, which the winner's
+// read needs), writes nothing of the caller's, and is dropped.
+//===----------------------------------------------------------------------===//
+
+#pragma once
+
+#include "core/common/io_pool.hpp"
+#include "core/requests/hedge_policy.hpp"
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+
+namespace httpfs2 {
+
+struct RaceState;
+
+class RequestRace {
+public:
+	//! What one sender is told: which one it is, and the race's hooks.
+	class Entry {
+	public:
+		Entry(std::shared_ptr<RaceState> race, size_t slot);
+		//! 0 for the request, 1 for its hedge.
+		const size_t slot;
+		//! Its answer began (the status and headers came).
+		void FirstByte();
+		//! Asked before the sender first writes into the caller's memory: true when it may (no other sender ever will),
+		//! false when another one does (this one then writes nothing and stops).
+		bool Claim();
+
+	private:
+		std::shared_ptr<RaceState> race;
+	};
+	//! Sends one request, writing into the caller's memory only after Claim said so. It runs on `threads` and may run
+	//! on after Run returned: it must own whatever it uses but the caller's memory.
+	using Sender = std::function<void(Entry &)>;
+
+	struct Outcome {
+		//! The sender whose request stands: the one that claimed, else the first whose answer began, else the first.
+		size_t winner = 0;
+		bool hedged = false;
+	};
+
+	//! Sends the request and, past the deadline with no answer begun, its hedge (when the policy allows, and the
+	//! deadline is at most half of `timeout_seconds`, the request's own: later, its timeout and retry do as much);
+	//! returns once the winner's sender returned (rethrowing what it threw): no sender writes into the caller's memory
+	//! after that.
+	static Outcome Run(IoPool &threads, HedgePolicy &policy, double timeout_seconds, Sender sender);
+};
+
+} // namespace httpfs2

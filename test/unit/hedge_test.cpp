@@ -1,0 +1,203 @@
+#include "core/requests/hedge_policy.hpp"
+#include "core/requests/request_race.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <chrono>
+
+using namespace httpfs2;
+
+static void Learn(HedgePolicy &policy, double seconds, size_t count) {
+	for (size_t i = 0; i < count; i++) {
+		policy.ObserveFirstByte(seconds);
+	}
+}
+
+TEST(HedgePolicy, DeadlineIsColdUntilTheWindowHoldsEnough) {
+	HedgePolicy policy;
+	EXPECT_DOUBLE_EQ(policy.DeadlineSeconds(), HedgePolicy::COLD_SECONDS);
+	Learn(policy, 0.2, HedgePolicy::MIN_SAMPLES - 1);
+	EXPECT_DOUBLE_EQ(policy.DeadlineSeconds(), HedgePolicy::COLD_SECONDS);
+	Learn(policy, 0.2, 1);
+	EXPECT_DOUBLE_EQ(policy.DeadlineSeconds(), HedgePolicy::MARGIN * 0.2);
+}
+
+TEST(HedgePolicy, DeadlineIsAHighPercentileOfTheLatestWindowNeverBelowTheFloor) {
+	HedgePolicy policy;
+	Learn(policy, 0.001, HedgePolicy::WINDOW);
+	EXPECT_DOUBLE_EQ(policy.DeadlineSeconds(), HedgePolicy::FLOOR_SECONDS);
+	// A few slow answers in a hundred (under the percentile's tail) do not move it; a slower store does.
+	Learn(policy, 0.3, HedgePolicy::WINDOW - 5);
+	Learn(policy, 5.0, 5);
+	EXPECT_DOUBLE_EQ(policy.DeadlineSeconds(), HedgePolicy::MARGIN * 0.3);
+	// The window forgets: only the latest WINDOW latencies count.
+	Learn(policy, 0.5, HedgePolicy::WINDOW);
+	EXPECT_DOUBLE_EQ(policy.DeadlineSeconds(), HedgePolicy::MARGIN * 0.5);
+}
+
+TEST(HedgePolicy, BudgetIsAShareOfTheRequestsWithABurst) {
+	HedgePolicy policy;
+	for (int i = 0; i < static_cast<int>(HedgePolicy::BURST); i++) {
+		EXPECT_TRUE(policy.TryHedge(100));
+	}
+	EXPECT_FALSE(policy.TryHedge(100)) << "the burst is spent";
+	for (int i = 0; i < 19; i++) {
+		policy.RequestSent();
+	}
+	EXPECT_FALSE(policy.TryHedge(100)) << "19 requests earn less than a hedge";
+	policy.RequestSent();
+	EXPECT_TRUE(policy.TryHedge(100)) << "20 requests earn one (5%)";
+	for (int i = 0; i < 10000; i++) {
+		policy.RequestSent();
+	}
+	EXPECT_DOUBLE_EQ(policy.Snapshot().budget, HedgePolicy::BURST) << "the budget holds at most the burst";
+}
+
+TEST(HedgePolicy, NoHedgeWhileTheStoreThrottles) {
+	HedgePolicy policy;
+	policy.Throttled(100);
+	EXPECT_FALSE(policy.TryHedge(100));
+	EXPECT_FALSE(policy.TryHedge(100 + HedgePolicy::QUIET_SECONDS - 0.1));
+	EXPECT_TRUE(policy.TryHedge(100 + HedgePolicy::QUIET_SECONDS));
+	EXPECT_DOUBLE_EQ(policy.Snapshot().budget, HedgePolicy::BURST - 1) << "refusals took nothing";
+	policy.Reset();
+	EXPECT_TRUE(policy.TryHedge(100));
+	EXPECT_EQ(policy.Snapshot().samples, 0u);
+}
+
+namespace {
+
+//! httpfs's default http_timeout.
+constexpr double TIMEOUT = 30;
+
+//! A gate a stalled sender waits at until the test opens it.
+struct Gate {
+	std::mutex lock;
+	std::condition_variable opened_changed;
+	bool opened = false;
+	void Wait() {
+		std::unique_lock<std::mutex> guard(lock);
+		opened_changed.wait(guard, [&] { return opened; });
+	}
+	void Open() {
+		std::lock_guard<std::mutex> guard(lock);
+		opened = true;
+		opened_changed.notify_all();
+	}
+};
+
+//! A sender that writes `text` into `destination` after claiming it; the request (slot 0) waits at `stall` first
+//! when given one, and reports whether its claim was refused.
+struct FakeRequest {
+	std::shared_ptr<Gate> stall;
+	std::shared_ptr<std::atomic<int>> refused = std::make_shared<std::atomic<int>>(0);
+	std::shared_ptr<std::atomic<int>> done = std::make_shared<std::atomic<int>>(0);
+
+	RequestRace::Sender Sender(char *destination) const {
+		auto stall_p = stall;
+		auto refused_p = refused;
+		auto done_p = done;
+		return [stall_p, refused_p, done_p, destination](RequestRace::Entry &entry) {
+			if (entry.slot == 0 && stall_p) {
+				stall_p->Wait();
+			}
+			entry.FirstByte();
+			if (entry.Claim()) {
+				std::memcpy(destination, entry.slot == 0 ? "request" : "hedge!!", 7);
+			} else {
+				(*refused_p)++;
+			}
+			(*done_p)++;
+		};
+	}
+};
+
+} // namespace
+
+TEST(RequestRace, AnAnswerInTimeIsNotHedged) {
+	IoPool threads(4);
+	HedgePolicy policy;
+	char buffer[8] = {};
+	FakeRequest request;
+	auto outcome = RequestRace::Run(threads, policy, TIMEOUT, request.Sender(buffer));
+	EXPECT_EQ(outcome.winner, 0u);
+	EXPECT_FALSE(outcome.hedged);
+	EXPECT_EQ(std::string(buffer, 7), "request");
+	EXPECT_EQ(policy.Snapshot().samples, 1u) << "its first byte was learnt";
+}
+
+TEST(RequestRace, AStalledRequestIsHedgedAndTheLoserWritesNothing) {
+	IoPool threads(4);
+	HedgePolicy policy;
+	Learn(policy, 0.001, HedgePolicy::MIN_SAMPLES); // the floor: a short wait
+	char buffer[8] = {};
+	FakeRequest request;
+	request.stall = std::make_shared<Gate>();
+	auto outcome = RequestRace::Run(threads, policy, TIMEOUT, request.Sender(buffer));
+	EXPECT_EQ(outcome.winner, 1u);
+	EXPECT_TRUE(outcome.hedged);
+	EXPECT_EQ(std::string(buffer, 7), "hedge!!");
+	EXPECT_EQ(request.done->load(), 1) << "the caller did not wait for the stalled request";
+	// The stalled request's answer comes after the caller left: refused, nothing written.
+	request.stall->Open();
+	threads.WaitIdle();
+	EXPECT_EQ(request.done->load(), 2);
+	EXPECT_EQ(request.refused->load(), 1);
+	EXPECT_EQ(std::string(buffer, 7), "hedge!!");
+	EXPECT_EQ(policy.Snapshot().samples, HedgePolicy::MIN_SAMPLES + 1) << "the loser's latency is not learnt";
+}
+
+TEST(RequestRace, WithoutBudgetTheRequestIsAwaited) {
+	IoPool threads(4);
+	HedgePolicy policy;
+	Learn(policy, 0.001, HedgePolicy::MIN_SAMPLES);
+	while (policy.TryHedge(0)) {
+	}
+	char buffer[8] = {};
+	FakeRequest request;
+	request.stall = std::make_shared<Gate>();
+	auto stall = request.stall;
+	std::thread opener([stall] {
+		// Opened at any time: the race waits for the request however long it takes.
+		stall->Open();
+	});
+	auto outcome = RequestRace::Run(threads, policy, TIMEOUT, request.Sender(buffer));
+	opener.join();
+	EXPECT_EQ(outcome.winner, 0u);
+	EXPECT_FALSE(outcome.hedged);
+	EXPECT_EQ(std::string(buffer, 7), "request");
+}
+
+TEST(RequestRace, NoHedgeWhereTheRequestTimesOutSoonAfterTheDeadline) {
+	IoPool threads(4);
+	HedgePolicy policy; // cold: 1 s
+	char buffer[8] = {};
+	FakeRequest request;
+	request.stall = std::make_shared<Gate>();
+	auto stall = request.stall;
+	std::thread opener([stall] {
+		// Past the deadline: a hedge would have been sent by now.
+		std::this_thread::sleep_for(std::chrono::duration<double>(1.5 * HedgePolicy::COLD_SECONDS));
+		stall->Open();
+	});
+	// A timeout of twice the deadline at most: the request's own retry comes about as soon as a hedge would.
+	auto outcome = RequestRace::Run(threads, policy, 2 * HedgePolicy::COLD_SECONDS - 0.1, request.Sender(buffer));
+	opener.join();
+	EXPECT_FALSE(outcome.hedged);
+	EXPECT_EQ(std::string(buffer, 7), "request");
+	EXPECT_DOUBLE_EQ(policy.Snapshot().budget, HedgePolicy::BURST) << "no hedge taken";
+}
+
+TEST(RequestRace, AFailureIsRethrownToTheCaller) {
+	IoPool threads(2);
+	HedgePolicy policy;
+	EXPECT_THROW(
+	    RequestRace::Run(threads, policy, TIMEOUT, [](RequestRace::Entry &) { throw std::runtime_error("no answer"); }),
+	    std::runtime_error);
+}
