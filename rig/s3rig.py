@@ -120,7 +120,9 @@ class ToxiproxyControl:
             headers={"Content-Type": "application/json"},
         )
         try:
-            with urllib.request.urlopen(request, timeout=10) as response:
+            # toxiproxy answers the removal of a toxic once the bytes that toxic holds went through it: a bandwidth
+            # toxic of a few KB/s holding a chunk takes seconds, more on a loaded machine (seen: over 10 s).
+            with urllib.request.urlopen(request, timeout=60) as response:
                 text = response.read()
         except urllib.error.HTTPError as error:
             raise RuntimeError(f"toxiproxy {method} {path}: {error.code} {error.read()!r}") from error
