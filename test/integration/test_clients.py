@@ -9,7 +9,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from helpers import DUCKDB_2, answer_equals_native, blob_sha, sha256, stats
+from helpers import DUCKDB_2, HOST_READ_CUT, answer_equals_native, blob_sha, sha256, stats
 
 CLIENTS = ["curl", "httplib"]
 SMALL_PIECES = "SET httpfs2_parallel_read_chunk_size_bytes = 1048576; SET httpfs2_parallel_read_min_bytes = 1048576"
@@ -81,6 +81,8 @@ def test_a_cut_connection_fails_with_the_clients_own_error(con, native_con, rig,
     # The client's own words (curl: "Transferred a partial file", httplib: "Failed to read connection") after
     # httpfs2's context.
     httpfs_words = str(native_error.value).split("Error: ", 1)[1]
-    assert f"httpfs2: parallel read of '{url}' failed: sub-read of bytes" in str(error.value)
+    # In DuckDB 2.0 the read that fails may be the short last one it cuts the read into, passed to httpfs whole.
+    sub_read = f"httpfs2: parallel read of '{url}' failed: sub-read of bytes" in str(error.value)
+    assert sub_read or (HOST_READ_CUT and "httpfs2" not in str(error.value)), error.value
     assert str(error.value).endswith(httpfs_words), (error.value, native_error.value)
     assert rig.secret_key not in str(error.value) and rig.access_key not in str(error.value)

