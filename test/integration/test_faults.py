@@ -8,12 +8,14 @@ import time
 import duckdb
 import pytest
 
-from helpers import blob_sha, server_requests, sha256, stats
+from helpers import HOST_READ_CUT, blob_sha, host_read_sizes, server_requests, sha256, stats
 
 SPLIT = (
     "SET httpfs2_parallel_read_enabled = true; SET httpfs2_parallel_read_chunk_size_bytes = 1048576; "
     "SET httpfs2_parallel_read_max_fanout = 4"
 )
+# httpfs2_parallel_read_min_bytes left at its default: reads under it are not split.
+SPLIT_MIN_BYTES = 2 << 20
 # Bounded httpfs behaviour so a failing read gives up within seconds.
 BOUNDED = "SET http_timeout = 3; SET http_retries = 1; SET http_retry_wait_ms = 10"
 READ_ERRORS = (duckdb.IOException, duckdb.HTTPException)
@@ -37,14 +39,20 @@ def assert_clear_read_error(error, rig, key: str, size: int) -> bool:
     file = re.escape(rig.url(key))
     url = re.escape(f"http://{rig.proxy_endpoint}/{rig.bucket}/{key}")
     sub_read = re.search(
-        rf"httpfs2: parallel read of '{file}' failed: sub-read of bytes (\d+)-(\d+) \(of the read of {size} bytes at "
-        rf"offset 0\) failed: ([^']+ error for HTTP GET to '{url}'|HTTP GET of bytes \d+-\d+ of '{file}' failed: )",
+        rf"httpfs2: parallel read of '{file}' failed: sub-read of bytes (\d+)-(\d+) \(of the read of (\d+) bytes at "
+        rf"offset (\d+)\) failed: ([^']+ error for HTTP GET to '{url}'|HTTP GET of bytes \d+-\d+ of '{file}' failed: )",
         message,
     )
     if sub_read is None:
-        assert re.search(rf"^IO Error: [^']+ error for HTTP HEAD to '{url}'$", message), message
+        # httpfs's own error: the open's HEAD, or in DuckDB 2.0 the GET of its last read of the object, under what
+        # httpfs2 splits (the rest of what 2.0 cuts the read into).
+        requests = "HEAD|GET" if min(host_read_sizes(size)) < SPLIT_MIN_BYTES else "HEAD"
+        assert re.search(rf"^IO Error: [^']+ error for HTTP ({requests}) to '{url}'$", message), message
         return False
-    assert int(sub_read[1]) <= int(sub_read[2]) < size, message
+    first, last, read_size, read_offset = (int(group) for group in sub_read.groups()[:4])
+    # The read the host made: the whole object in one (1.5), or one of the 2 MiB reads 2.0 cuts it into.
+    assert read_size in host_read_sizes(size) and read_offset % (HOST_READ_CUT or size) == 0, message
+    assert read_offset <= first <= last < read_offset + read_size <= size, message
     return True
 
 
@@ -57,7 +65,9 @@ def test_connection_cut_mid_body_fails_the_read_naming_file_and_range(con, rig, 
     digest, error, seconds = read_or_error(con, rig.url(key))
     assert digest is None, "a cut body must not be returned as data"
     assert isinstance(error, duckdb.IOException)
-    assert assert_clear_read_error(error, rig, key, len(data)), "the HEAD passes: a sub-read fails"
+    # The HEAD passes: a sub-read fails; in DuckDB 2.0 also the short last read it cuts the read into, which httpfs2
+    # passes to httpfs whole, on a kept connection that carried its 300 KB already.
+    assert assert_clear_read_error(error, rig, key, len(data)) or HOST_READ_CUT, "a sub-read fails"
     assert seconds < 60
     assert stats(con)["errors"] >= 1
 
@@ -82,7 +92,11 @@ def test_flaky_network_gives_exact_bytes_or_a_clear_error(con, rig, big_object, 
     rig.add_toxic(toxic, toxic, attributes, toxicity=toxicity)
     faults_seen = 0
     outcomes = []
-    for _ in range(2):
+    # Reads until two met the fault, at most four: connections are kept between requests, so a read opens few and
+    # may miss a toxic that hits a connection at a time.
+    for _ in range(4):
+        if faults_seen >= 2:
+            break
         con.execute("CALL httpfs2_reset_stats()")
         requests = server_requests(rig, lambda: outcomes.append(read_or_error(con, rig.url(key))))
         digest, error, seconds = outcomes[-1]
@@ -120,8 +134,9 @@ def test_sliced_answers_give_exact_bytes(con, rig, objects):
     sliced = server_requests(rig, lambda: digest.append(blob_sha(con, rig.url(key))))
     assert digest == [sha256(data)]
     split = stats(con)
-    # No request repeated: one GET a sub-read, and the opens' requests as in the clean read.
-    assert sliced["GetObject"] == split["sub_reads"], (sliced, split)
+    # No request repeated: one GET a sub-read, and the opens' requests as in the clean read; in DuckDB 2.0 also one a
+    # read it passed through whole (the last of the 2 MiB reads 2.0 cuts the read into, under what is split).
+    assert sliced["GetObject"] == split["sub_reads"] + split["reads_passed_through"], (sliced, split)
     assert {op: n for op, n in sliced.items() if op != "GetObject"} == {
         op: n for op, n in clean.items() if op != "GetObject"
     }

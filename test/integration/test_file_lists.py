@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import answer_equals_native, enable, server_requests
+from helpers import DUCKDB_2, answer_equals_native, enable, server_requests
 from test_read_ahead import make_parquet
 
 FILES = 12
@@ -43,8 +43,11 @@ def test_a_list_of_a_folders_files_opens_them_at_its_listings_versions(con, nati
     counters = answer_equals_native(con, native_con, SQL.format(paths=listed(urls)), threads)
     shown = {k: counters[k] for k in ("folder_listings", "version_requests", "read_ahead_requests", "errors")}
     assert counters["folder_listings"] == 1, shown
-    # The first file's tail, and at threads 4 those the scan's threads opened before the listing came back.
-    assert 1 <= counters["version_requests"] <= (1 if threads == 1 else 5), shown
+    # The first file's tail, and at threads 4 those the scan's threads opened before the listing came back; DuckDB 2.0
+    # opens a list's next files ahead itself, side by side: how many open before the listing is back depends on
+    # its read-ahead budget and timing (seen 8 of 12 at threads 1, 11 at threads 4), each with one tail GET in place
+    # of the HEAD httpfs would send.
+    assert 1 <= counters["version_requests"] <= (FILES if DUCKDB_2 else 1 if threads == 1 else 5), shown
     assert counters["read_ahead_requests"] >= FILES - counters["version_requests"], shown
     assert counters["errors"] == 0, shown
 

@@ -14,7 +14,7 @@ from urllib.parse import quote
 import duckdb
 import pytest
 
-from helpers import enable, sha256, stats, uncached
+from helpers import NativeHttpfs, enable, needs_registry_package, sha256, stats, uncached
 from hostile import (
     BOUNDED,
     CLIENTS,
@@ -25,6 +25,7 @@ from hostile import (
     PREFIX,
     QUERY_LIMIT,
     Db,
+    assert_as_httpfs_alone_on_wrong_answers,
     assert_right_or_names_the_file,
     fail_on_hang,
     fixed_width_csv,
@@ -51,6 +52,8 @@ PARQUET_COUNT_SQL = "SELECT count(*) FROM read_parquet('{url}')"
 # About 12 MiB of CSV: three parts of 5 MiB, natively and with httpfs2.
 UPLOAD_ROWS = "SELECT i, i * 7 % 1000 AS k, md5(i::VARCHAR) AS s FROM range(300000) r(i)"
 PART = 5 << 20
+# httpfs's error for a range answer of another length than asked (RangeRequestNotSupportedException).
+RANGES_IGNORED = "Content-Length from server mismatches requested range"
 
 
 # --- reads ---
@@ -76,10 +79,15 @@ def test_ignore_range_gives_the_right_answer_from_few_full_downloads(
     full = counts.get("full_body_gets", 0)
     report(request, outcome=outcome.text(), seconds=round(outcome.seconds, 2), full_body_gets=full, counts=counts)
     fail_on_hang(outcome, sql)
+    assert counts.get("hit:ignore_range", 0) >= 1, counts
+    if impl == "native" and not NativeHttpfs.falls_back_on_ignored_ranges(scheme):
+        # httpfs 2a6481d on DuckDB 2.0 fails on s3:// where 1.5.5's falls back to a full download; httpfs2 falls back.
+        assert outcome.error is not None and RANGES_IGNORED in str(outcome.error), outcome.text()
+        return
     assert outcome.error is None, outcome.text()
     assert outcome.rows == expected, "wrong answer"
-    assert counts.get("hit:ignore_range", 0) >= 1, counts
-    assert full <= 3, f"{full} full-body GETs of one {name}: {counts}"
+    if impl != "native" or NativeHttpfs.FEW_FULL_BODIES_ON_IGNORED_RANGES:
+        assert full <= 3, f"{full} full-body GETs of one {name}: {counts}"
 
 
 @pytest.mark.parametrize("client", CLIENTS)
@@ -139,7 +147,8 @@ def test_shifted_ranges_honestly_labelled_give_right_bytes(request, connect, rig
     # httpfs2 with its latency gate shut (as on a LAN) leaves a Parquet scan's small reads to httpfs, unchecked.
     if impl == "native" or (impl == "httpfs2" and name == "data.parquet"):
         if name != "data.parquet":
-            assert_right_or_names_the_file(outcome, right, name, f"wrong bytes served as right ({shifted} shifted)")
+            wrong = f"wrong bytes served as right ({shifted} shifted)"
+            assert_as_httpfs_alone_on_wrong_answers(outcome, right, name, wrong)
         return
     assert outcome.error is None, outcome.text()
     assert right, f"wrong bytes served as right ({shifted} GETs shifted)"
@@ -190,7 +199,9 @@ def test_a_range_blind_cache_gives_right_bytes(request, connect, rig, data, host
     report(request, outcome=outcome.text(), seconds=round(outcome.seconds, 2), right=right, replays=replays)
     fail_on_hang(outcome, sql)
     if impl == "native":
-        assert_right_or_names_the_file(outcome, right, name, f"wrong bytes served as right ({replays} replays)")
+        assert_as_httpfs_alone_on_wrong_answers(
+            outcome, right, name, f"wrong bytes served as right ({replays} replays)"
+        )
     else:  # refused, then read from one GET of the whole object, which the cache does not replay
         assert outcome.error is None and right, f"{outcome.text()}, right: {right} ({replays} replays)"
 
@@ -369,6 +380,8 @@ def test_an_object_without_etag_replaced_mid_scan_gives_one_version(request, con
     report(request, outcome=outcome.text(), version=which, replaced=counts.get("hooks_called", 0), counts=counts)
     fail_on_hang(outcome, "the scan")
     mix = f"a mix of two versions: {outcome.rows} (replaced: {counts.get('hooks_called')})"
+    if impl == "native" and not NativeHttpfs.RIGHT_OR_NAMES_THE_FILE_ON_WRONG_ANSWERS:
+        return  # httpfs 2a6481d alone may join the two versions (seen), or not, as the scan's timing falls
     assert_right_or_names_the_file(outcome, which is not None, "noetag/data.csv", mix)
 
 
@@ -573,6 +586,7 @@ def test_one_failed_completion_of_a_partitioned_copy_fails_it_naming_the_file(co
     assert open_multipart_uploads(rig) == []
 
 
+@needs_registry_package("duckdb-extension-ducklake")
 def test_a_ducklake_insert_whose_file_fails_to_complete_leaves_the_table_as_it_was(connect, rig, hostile_s3, tmp_path):
     """DuckLake commits its metadata inside the transaction's commit, before httpfs2's commit hook would run: its
     files' closes wait for their objects, so an insert whose data file's CompleteMultipartUpload fails (answered 200

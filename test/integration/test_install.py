@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import sha256
+from helpers import needs_registry_package, sha256
 from rig import HTTPFS2_EXTENSION, REPO_ROOT, httpfs_extension, serve_http
 from rig.paths import DUCKDB_VERSION
 
@@ -169,6 +169,7 @@ def test_install_from_an_http_server(rig, blob, repository, tmp_path):
     assert got["sha256"] == sha256(data)
 
 
+@needs_registry_package("a DuckDB CLI (duckdb-cli)")
 def test_install_in_the_cli_needs_unsigned(repository, tmp_path):
     cli = REPO_ROOT / ".venv" / "bin" / "duckdb"
     sql = (
@@ -210,6 +211,7 @@ def test_wheel_is_shaped_as_the_official_ones(wheel):
             assert (digest, int(size)) == (f"sha256={expected}", len(files[name])), name
 
 
+@needs_registry_package("duckdb-extension-httpfs")
 def test_wheel_in_a_fresh_venv_loads_with_its_helper(rig, blob, wheel_python, tmp_path):
     url, data = blob
     spec = {"extensions": str(tmp_path / "extensions"), "secret": rig.secret_sql(), "url": url}
@@ -220,6 +222,7 @@ def test_wheel_in_a_fresh_venv_loads_with_its_helper(rig, blob, wheel_python, tm
     assert got["reads"] > 0, got  # the read went through httpfs2
 
 
+@needs_registry_package("duckdb-extension-httpfs")
 def test_wheel_helper_says_how_to_allow_unsigned_extensions(wheel_python):
     got = run_script(wheel_python, UNSIGNED_SCRIPT, {})
     assert got["message"] is not None, "loaded without allow_unsigned_extensions"

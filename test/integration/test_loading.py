@@ -5,7 +5,7 @@ import subprocess
 import duckdb
 import pytest
 
-from helpers import blob_sha, sha256, stats
+from helpers import HOST_READ_CUT, blob_sha, needs_registry_package, sha256, stats
 from rig import HTTPFS2_EXTENSION, azure_extension, duckdb_connect, httpfs_extension, load_httpfs
 from rig.paths import duckdb_cli
 
@@ -20,7 +20,8 @@ def test_load_order_wraps_and_reads_exact_bytes(rig, big_object, order):
     assert blob_sha(con, rig.url(key)) == sha256(data)
     rows = {r[0] for r in con.execute("SELECT filesystem FROM httpfs2_stats()").fetchall()}
     assert WRAPPED <= rows
-    assert stats(con)["reads_split"] >= 1
+    # Through httpfs2: split in DuckDB 1.5; DuckDB 2.0 cuts the read into 2 MiB reads of its own, under a chunk.
+    assert stats(con)["reads_split" if HOST_READ_CUT is None else "reads"] >= 1
 
 
 def test_httpfs_loaded_after_httpfs2_is_wrapped(rig, big_object):
@@ -56,6 +57,7 @@ def test_install_then_load_by_name(rig, big_object, tmp_path):
     assert con.execute(loaded).fetchone()[0] == 1
 
 
+@needs_registry_package("duckdb-extension-azure")
 def test_azure_filesystems_are_wrapped_when_azure_loads(rig):
     con = duckdb_connect(rig)
     con.execute(f"LOAD '{azure_extension()}'")
@@ -63,6 +65,7 @@ def test_azure_filesystems_are_wrapped_when_azure_loads(rig):
     assert any(name.startswith("Azure") for name in rows), rows
 
 
+@needs_registry_package("a DuckDB CLI (duckdb-cli)")
 def test_cli_loads_beside_httpfs_and_reads(rig, big_object):
     key, data = big_object
     sql = (

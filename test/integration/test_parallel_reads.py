@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from helpers import blob_sha, server_requests, sha256, show_the_model_a_lan, stats
+from helpers import NativeHttpfs, blob_sha, server_requests, sha256, show_the_model_a_lan, stats
 from rig import duckdb_connect
 
 # Small pieces so that reads of a few MiB split many ways and land at unaligned offsets.
@@ -76,7 +76,9 @@ def test_random_ranges_are_byte_exact(con, rig, big_object, config):
 def test_split_read_uses_at_most_fanout_streams(con, rig, big_object):
     key, data = big_object
     configure(con, {"enabled": True, "max_fanout": 3, "chunk_size_bytes": 1 << 20, "min_bytes": 65536, "io_threads": 8})
-    assert blob_sha(con, rig.url(key)) == sha256(data)
+    # One Read of the whole object (read_blob's in DuckDB 1.5; DuckDB 2.0 cuts that into reads of 2 MiB of its own).
+    whole = con.execute("SELECT sha256(httpfs2_read_range(?, 0, ?))", [rig.url(key), len(data)]).fetchone()[0]
+    assert whole == sha256(data)
     counters = stats(con)
     assert counters["in_flight_peak"] <= 3
     assert dict(counters["fanout_histogram"]) == {3: 1}
@@ -234,13 +236,14 @@ def test_httpfs2s_own_requests_are_in_duckdbs_http_log_without_credentials(con, 
         "SELECT request.headers, response.status FROM duckdb_logs_parsed('HTTP') WHERE request.type = 'GET'"
     ).fetchall()
     lowered = [({name.lower(): value for name, value in headers.items()}, status) for headers, status in logged]
-    ours = [(headers, status) for headers, status in lowered if headers.get("authorization") == "REDACTED"]
+    # httpfs2's signature as it writes it; where DuckDB redacts every request's itself, every GET here is httpfs2's
+    # (httpfs only opened the file, with a HEAD).
+    marker = "REDACTED" if NativeHttpfs.LOG_TELLS_HTTPFS2_APART else "redacted"
+    ours = [(headers, status) for headers, status in lowered if headers.get("authorization") == marker]
     # A piece of 64 KiB each: the split read's GETs, all of them httpfs2's own, each in the log with its range.
     assert len(ours) == served["GetObject"] >= 4194304 // 65536, (len(ours), served)
     assert all(h.get("range", "").startswith("bytes=") and status == "PartialContent_206" for h, status in ours), ours
-    messages = con.execute(
-        "SELECT message FROM duckdb_logs WHERE type = 'HTTP' AND message LIKE '%REDACTED%'"
-    ).fetchall()
-    assert len(messages) == len(ours)
-    for (message,) in messages:
+    messages = [row[0] for row in con.execute("SELECT message FROM duckdb_logs WHERE type = 'HTTP'").fetchall()]
+    assert len([m for m in messages if marker in m and "'type': GET" in m]) == len(ours)
+    for message in (m for m in messages if marker in m):
         assert rig.access_key not in message and rig.secret_key not in message and "Signature=" not in message, message

@@ -14,7 +14,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from helpers import answer_equals_native, enable, sha256, show_the_model_a_lan, stats
+from helpers import DUCKDB_2, answer_equals_native, enable, sha256, show_the_model_a_lan, stats
 from rig import HTTPFS2_EXTENSION, httpfs_extension, serve_http
 
 ROWS = 1_000_000
@@ -115,6 +115,10 @@ def test_read_ahead_hides_latency_for_a_scan(con, native_con, rig, many_row_grou
     # The footer and the first row group; with threads, the first groups each one claims may be read before the
     # columns the scan reads are known (6-8 of 124 reads here; before the threads shared a prediction, 13-50).
     unserved = 3 if threads == 1 else counters["reads"] // 8
+    if DUCKDB_2:
+        # DuckDB 2.0 reads row groups side by side on its async pool from the scan's start: a few more of them come
+        # before httpfs2's prediction is made (seen 4 of 124 at threads 1, 8 of 63 at threads 4).
+        unserved += 4
     assert served >= counters["reads"] - unserved, counters
     assert counters["model_first_byte_latency_ms"] is not None
 

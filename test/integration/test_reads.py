@@ -3,7 +3,7 @@
 import duckdb
 import pytest
 
-from helpers import blob_sha, sha256, stats
+from helpers import DUCKDB_2, HOST_READ_CUT, blob_sha, sha256, stats
 
 
 @pytest.mark.parametrize("enabled", [False, True])
@@ -12,8 +12,12 @@ def test_whole_s3_object_is_byte_exact(con, rig, big_object, enabled):
     con.execute(f"SET httpfs2_parallel_read_enabled = {enabled}")
     assert blob_sha(con, rig.url(key)) == sha256(data)
     counters = stats(con)
-    # read_blob reads the 24 MiB object in one sequential Read call
-    assert counters["reads_split"] == (1 if enabled else 0)
+    if HOST_READ_CUT:
+        # DuckDB 2.0 cuts read_blob's read into reads of 2 MiB of its own, side by side: they all reach httpfs2 as such.
+        assert counters["reads"] >= -(-len(data) // HOST_READ_CUT), counters
+    else:
+        # read_blob reads the 24 MiB object in one sequential Read call
+        assert counters["reads_split"] == (1 if enabled else 0)
     assert counters["errors"] == 0
 
 
@@ -21,7 +25,12 @@ def test_whole_s3_object_is_byte_exact(con, rig, big_object, enabled):
 def test_whole_http_object_is_byte_exact(con, http_dir, big_object, enabled):
     con.execute(f"SET httpfs2_parallel_read_enabled = {enabled}")
     assert blob_sha(con, f"{http_dir}/big.bin") == sha256(big_object[1])
-    assert (stats(con, "HTTPFileSystem")["reads_split"] > 0) == enabled
+    counters = stats(con, "HTTPFileSystem")
+    if HOST_READ_CUT:
+        # DuckDB 2.0's reads of 2 MiB (see above).
+        assert counters["reads"] >= -(-len(big_object[1]) // HOST_READ_CUT), counters
+    else:
+        assert (counters["reads_split"] > 0) == enabled
 
 
 @pytest.mark.parametrize("url_kind", ["s3", "http"])
@@ -76,8 +85,9 @@ def test_read_past_end_fails_like_httpfs(con, native_con, rig, tmp_path, cut, re
     wrapped = error_of(con, sql)
     assert wrapped == native
     assert "httpfs2" not in wrapped[1]
-    # The reads inside the object took httpfs2's own path; only the one past the end was passed through.
-    assert stats(con)["read_ahead_requests" if read_ahead else "reads_split"] > 0
+    # The reads inside the object took httpfs2's own path; only the one past the end was passed through. DuckDB 2.0
+    # reads the file's header and then the block past the end, too few reads in a row for read-ahead to start: split.
+    assert stats(con)["read_ahead_requests" if read_ahead and not DUCKDB_2 else "reads_split"] > 0
 
 
 def test_copy_parquet_and_csv_round_trip(con, rig):

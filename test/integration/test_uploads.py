@@ -9,7 +9,7 @@ import time
 import duckdb
 import pytest
 
-from helpers import stats
+from helpers import DUCKDB_2, needs_registry_package, stats
 from rig import ducklake_extension
 
 PART = 5 << 20  # the smallest part S3 takes: objects of a few parts stay small
@@ -143,7 +143,9 @@ def test_more_files_than_the_budget_holds_go_on_from_local_disk(con, rig, tmp_pa
     assert got == expected
     counters = stats(con)
     assert counters["files_uploaded"] == 64, counters
-    assert counters["upload_bytes_spilled"] > 0, counters
+    if not DUCKDB_2:
+        # DuckDB 2.0 writes a PARTITION_BY so that its files never hold the budget all at once: nothing spills there.
+        assert counters["upload_bytes_spilled"] > 0, counters
     assert counters["upload_memory_peak"] <= 16 << 20, counters
     assert open_multipart_uploads(rig) == []
 
@@ -422,6 +424,7 @@ def test_several_connections_write_at_once_within_the_budget(con, rig, tmp_path)
     assert open_multipart_uploads(rig) == []
 
 
+@needs_registry_package("duckdb-extension-ducklake")
 def test_a_ducklake_insert_is_read_back_as_inserted(con, rig, tmp_path):
     """DuckLake writes its data files to s3:// through the uploader and commits its metadata right after the
     writes close: the table reads back with the same rows, and every data file is a complete parquet object."""

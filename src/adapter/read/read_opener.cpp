@@ -123,6 +123,9 @@ unique_ptr<ReadHandle> ReadOpener::Open(const duckdb::OpenFileInfo &file, duckdb
 		PrepareWholeObject(*handle, version);
 		return handle;
 	}
+	// For when the store's range answers are declined for other bytes than asked (ReadFallback::WHOLE_OBJECT), and
+	// for a server that ignores ranges where the wrapped filesystem does not fall back to a full download itself.
+	PrepareWholeObject(*handle, version);
 	PrepareSubReads(*handle, opener);
 	if (store.ChecksRanges() && (handle->CanSplit() || settings.ReadAheadActive() || settings.cache_enabled)) {
 		// A version the store gave with an exact range (a tail GET) says the store serves ranges.
@@ -130,8 +133,6 @@ unique_ptr<ReadHandle> ReadOpener::Open(const duckdb::OpenFileInfo &file, duckdb
 		    store.RangeReaderFor(handle->path, version, opener, handle->version_known && store.VersionsConfirmRanges());
 		if (handle->range_reader) {
 			AttachCache(*handle->range_reader, settings, opener);
-			// For when the store's range answers are declined for other bytes than asked (ReadFallback::WHOLE_OBJECT).
-			PrepareWholeObject(*handle, version);
 		}
 	}
 	if (!handle->range_reader && !version.NamesBytes()) {

@@ -111,6 +111,13 @@ private:
 	void ReadWithReadAhead(ReadHandle &handle, char *buffer, duckdb::idx_t nr_bytes, duckdb::idx_t location);
 	//! A positional read on the reader's behalf: split across the IO pool when large enough, else passed through.
 	void ReadForReader(ReadHandle &handle, void *buffer, int64_t nr_bytes, duckdb::idx_t location);
+	//! A read on the wrapped filesystem's handles as the handle's fallback says: the whole object's, the version's
+	//! shared handle, or its own.
+	void PassThrough(ReadHandle &handle, void *buffer, int64_t nr_bytes, duckdb::idx_t location);
+	//! After a read of `nr_bytes` at `location` on the wrapped filesystem's own handles found that the server ignores
+	//! ranges: whether the handle is read from one GET of the whole object instead (it has a whole-object handle, the
+	//! read lies inside the object, and the connection's auto_fallback_to_full_download is on).
+	static bool FallsBackToWholeObject(ReadHandle &handle, int64_t nr_bytes, duckdb::idx_t location);
 	//! The version of `path` from the store's own request, where it makes one (az:// with parallel reads on).
 	VersionLookup LookUpVersion(const std::string &path, duckdb::optional_ptr<duckdb::FileOpener> opener);
 	//! Answers a glob without wildcards from the version lookup; false when the wrapped filesystem must.

@@ -72,7 +72,7 @@ public:
 	//! asked, or answers that cannot prove their version): it is read as httpfs alone reads it, nothing split or read
 	//! ahead.
 	bool ReadsDeclined() const {
-		return whole_at_open || ranges_ignored_by_sub_reads ||
+		return whole_at_open || ranges_ignored_by_sub_reads || ranges_ignored_by_wrapped ||
 		       (range_reader && range_reader->Fallback() != ReadFallback::NONE);
 	}
 	//! A read that is not split goes as one of range_reader's checked GETs, not as httpfs's: while no answer of the
@@ -82,20 +82,23 @@ public:
 	bool ReadsThroughRangeReader() const {
 		return range_reader && range_reader->Fallback() == ReadFallback::NONE &&
 		       (!range_reader->RangesConfirmed() || range_reader->CacheOn()) && !whole_at_open &&
-		       !ranges_ignored_by_sub_reads;
+		       !ranges_ignored_by_sub_reads && !ranges_ignored_by_wrapped;
 	}
 	//! The declined file is read from one GET of the whole object (whole_object), not with range requests.
 	bool ReadsWholeObject() const {
-		return whole_object &&
-		       (whole_at_open || (range_reader && range_reader->Fallback() == ReadFallback::WHOLE_OBJECT));
+		return whole_object && (whole_at_open || ranges_ignored_by_wrapped ||
+		                        (range_reader && range_reader->Fallback() == ReadFallback::WHOLE_OBJECT));
 	}
 	//! Set at the open: the object is read whole from its first read (its tail could not prove its version).
 	bool whole_at_open = false;
-	//! Set with range_reader or whole_at_open: the handle that downloads the whole object at its open, opened on first
-	//! need.
+	//! Set at every open of httpfs2's reads that has a connection: the handle that downloads the whole object at its
+	//! open, opened on first need.
 	duckdb::unique_ptr<LazyHandle> whole_object;
 	//! Set when a sub-read on sub_read_handles found that the server ignores ranges (InternalOpener).
 	std::atomic<bool> ranges_ignored_by_sub_reads {false};
+	//! Set when a read of the wrapped filesystem's own failed on a server that ignores ranges, where the connection
+	//! asks for a fall back to a full download (WrappedFileSystem::FallsBackToWholeObject): read from whole_object.
+	std::atomic<bool> ranges_ignored_by_wrapped {false};
 
 	// --- read-ahead ---
 

@@ -39,12 +39,14 @@ namespace httpfs2 {
 enum class ReadFallback : uint8_t {
 	//! Range answers are used.
 	NONE,
-	//! Through the wrapped filesystem's handles as they are: a server that ignores Range (httpfs's own fallback, a full
-	//! download, runs there); answers that cannot prove their version of an object larger than
-	//! CheckedRangeReader::MAX_WHOLE_OBJECT_BYTES (each read is then one of httpfs's requests, as httpfs alone reads).
+	//! Through the wrapped filesystem's handles as they are: a server that ignores Range where the connection turned
+	//! auto_fallback_to_full_download off (httpfs's reads fail as they would alone); answers that cannot prove their
+	//! version of an object larger than CheckedRangeReader::MAX_WHOLE_OBJECT_BYTES (each read is then one of httpfs's
+	//! requests, as httpfs alone reads).
 	WRAPPED,
-	//! Through one GET of the whole object without Range (httpfs's full download): a server that answers ranges with
-	//! other bytes than asked, which httpfs's own range reads would take as they come; answers that cannot prove their
+	//! Through one GET of the whole object without Range (httpfs's full download): a server that ignores Range (as
+	//! httpfs's own fallback reads it), a server that answers ranges with other bytes than asked, which httpfs's own
+	//! range reads would take as they come; answers that cannot prove their
 	//! version (one GET is one version, where a handle's reads each sent alone could meet two).
 	WHOLE_OBJECT
 };
@@ -182,6 +184,8 @@ private:
 	HedgePolicy *hedges = nullptr;
 	IoPool *request_threads = nullptr;
 	std::atomic<ReadFallback> fallback {ReadFallback::NONE};
+	//! The connection's auto_fallback_to_full_download when the reader was made.
+	bool full_download_allowed = true;
 	std::atomic<bool> ranges_confirmed {false};
 	//! Held by the one request in flight while ranges are not confirmed.
 	std::mutex first_answer;
