@@ -40,7 +40,8 @@ def _script(name: str, version: str, *args) -> str:
     return lines[-1] if lines else ""
 
 
-def _snapshot(extension: Path, out: Path) -> Path | None:
+def snapshot(extension: Path, out: Path) -> Path | None:
+    """A copy of a build in `out`: a rebuild during the run must not change what is measured (or break LOAD)."""
     if not extension.exists():
         return None
     out.mkdir(parents=True, exist_ok=True)
@@ -62,5 +63,5 @@ def prepare(version: str, out: Path, base_httpfs2: Path | None) -> Host:
     python = _script("setup_host.sh", version, version)
     httpfs = Path(_script("build_host_httpfs.sh", version))
     _script("build.sh", version)
-    httpfs2 = _snapshot(REPO_ROOT / "build" / f"v{version}" / "httpfs2.duckdb_extension", out / f"v{version}")
+    httpfs2 = snapshot(REPO_ROOT / "build" / f"v{version}" / "httpfs2.duckdb_extension", out / f"v{version}")
     return Host(version, python, httpfs, httpfs2)

@@ -26,7 +26,6 @@ import json
 import os
 import platform
 import shlex
-import shutil
 import signal
 import subprocess
 import sys
@@ -140,15 +139,6 @@ class Run:
         path.write_text(json.dumps(dict(meta, notes=self.notes, **fields), indent=2))
 
 
-def snapshot_extension(out: Path) -> Path | None:
-    """A copy of the build: a rebuild during the run must not change what is measured (or break LOAD)."""
-    if not HTTPFS2_EXTENSION.exists():
-        return None
-    copy = out / HTTPFS2_EXTENSION.name
-    shutil.copyfile(HTTPFS2_EXTENSION, copy)
-    return copy
-
-
 def git(*args) -> str:
     return subprocess.run(["git", "-C", str(REPO_ROOT), *args], capture_output=True, text=True).stdout.strip()
 
@@ -174,7 +164,7 @@ def run_suite(argv: list) -> Path:
     opts.argv = ["run", *argv]
     out = opts.out or REPO_ROOT / "bench" / "results" / datetime.now().strftime("%Y%m%d-%H%M%S")
     out.mkdir(parents=True, exist_ok=True)
-    extension = snapshot_extension(out)
+    extension = hosts.snapshot(HTTPFS2_EXTENSION, out)
     defaults = extension and build_settings([httpfs_extension(), extension])
     run = Run(opts.suite, opts, out, extension, defaults, Writer(out / "results.csv"))
     start_meta(run)
