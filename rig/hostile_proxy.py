@@ -30,6 +30,10 @@ subresources); upload faults to the multipart requests of such keys; head_forbid
   trickle_seconds, then the connection closes.
 - part_slow_down: the first slow_down_parts UploadParts (since the last reset) are not forwarded and answered 503
   with S3's SlowDown error, as S3 answers a client past its request rate.
+- slow_down: every slow_down_every-th request of each kind (since the last reset; the first of each kind included)
+  is not forwarded and answered 503 SlowDown, whatever its key: a store throttling a prefix. The kinds: "tail" (a
+  GET of a suffix range), "get" (other object GETs), "listing", "head", "part" (UploadPart), "other". Counted as
+  "hit:slow_down" and "hit:slow_down:<kind>".
 - expiring_token: a request carrying a session token (x-amz-security-token) among `expired_tokens` is answered 400
   ExpiredToken, as S3 answers one signed with STS credentials past their expiry; other requests are forwarded without
   their token, signed again with the proxy's secret key (the rig knows no session tokens).
@@ -45,11 +49,11 @@ Modes that only change the headers of answers (get_no_etag, pinned_validators) c
 (A 200 with the whole body and no Content-Range to a range request is ignore_range: no separate mode.)
 
 `on_get(k, callback)` calls `callback()` in the proxy's thread just before the k-th matching object GET is forwarded
-(to replace an object mid-scan). `counts` says what the proxy saw and did: requests per method, "object_gets",
-"ranged_gets", "full_body_gets" (object GETs answered 200), "listings", "bytes_sent" (response bodies), and
-"hit:<mode>" each time a misbehaviour was applied ("hit:complete_404" for complete_lost_404's later answers),
-"connections:<METHOD>" per client connection by the method of its first request (kept connections count once); `log`
-has one record per request.
+(to replace an object mid-scan); `on_part(k, callback)` before the k-th UploadPart of any key. `counts` says what the
+proxy saw and did: requests per method, "object_gets", "ranged_gets", "full_body_gets" (object GETs answered 200),
+"listings", "bytes_sent" (response bodies), and "hit:<mode>" each time a misbehaviour was applied
+("hit:complete_404" for complete_lost_404's later answers), "connections:<METHOD>" per client connection by the method
+of its first request (kept connections count once); `log` has one record per request.
 
 A client's SigV4 signature may cover the Range header (httpfs2 signs its own ranged GETs): given the store's
 `secret_key`, the proxy signs a request whose Range it changes or drops again, with the client's access key, scope
@@ -83,8 +87,9 @@ READ_MODES = (
     "stall_first_byte",
 )
 UPLOAD_MODES = ("upload_part_no_etag", "complete_error_body", "complete_lost_404", "part_trickle", "part_slow_down")
+THROTTLE_MODES = ("slow_down",)
 HEADER_MODES = ("get_no_etag", "pinned_validators", "expiring_token")
-MODES = frozenset(("normal", *READ_MODES, *UPLOAD_MODES, *HEADER_MODES, "head_forbidden"))
+MODES = frozenset(("normal", *READ_MODES, *UPLOAD_MODES, *THROTTLE_MODES, *HEADER_MODES, "head_forbidden"))
 
 HOP_BY_HOP = frozenset(
     (
@@ -380,6 +385,12 @@ class _Handler(BaseHTTPRequestHandler):
         if "expiring_token" in modes and self.headers.get("x-amz-security-token") in proxy.expired_tokens:
             self._fault("expiring_token")
             return self._answer(400, EXPIRED_TOKEN_BODY, [("Content-Type", "application/xml")], reason="Bad Request")
+        if "slow_down" in modes and proxy._throttles(self._kind(params)):
+            self._fault("slow_down")
+            proxy._count(f"hit:slow_down:{self._kind(params)}")
+            return self._answer(503, SLOW_DOWN_BODY, [("Content-Type", "application/xml")], reason="Slow Down")
+        if self.command == "PUT" and "partNumber" in params:
+            proxy._before("part")
         matching = proxy.key_filter in path
         if self.command == "GET" and set(params) & NOT_AN_OBJECT_GET:
             if "list-type" in params or "prefix" in params or "delimiter" in params:
@@ -407,12 +418,24 @@ class _Handler(BaseHTTPRequestHandler):
             return self._complete(params["uploadId"][0], modes, body)
         return self._relay(self._request_upstream(self.command, self._forward_headers(), body))
 
+    def _kind(self, params: dict) -> str:
+        """The request's kind, as the slow_down mode counts them."""
+        if self.command == "GET" and ("list-type" in params or "prefix" in params):
+            return "listing"
+        if self.command == "GET" and not set(params) & NOT_AN_OBJECT_GET:
+            return "tail" if _SUFFIX_RANGE.match(self.headers.get("Range") or "") else "get"
+        if self.command == "HEAD":
+            return "head"
+        if self.command == "PUT" and "partNumber" in params:
+            return "part"
+        return "other"
+
     # --- GET faults ---
 
     def _get(self, path: str, modes: frozenset):
         proxy = self.proxy
         proxy._count("object_gets")
-        proxy._before_get()
+        proxy._before("get")
         range_header = self.headers.get("Range")
         closed = _CLOSED_RANGE.match(range_header or "")
         suffix = _SUFFIX_RANGE.match(range_header or "")
@@ -613,6 +636,7 @@ class HostileProxy:
         trickle_interval: float = 1.0,
         trickle_seconds: float = 30.0,
         slow_down_parts: int = 4,
+        slow_down_every: int = 4,
         stall_every: int = 4,
         secret_key: str | None = None,
     ):
@@ -627,6 +651,7 @@ class HostileProxy:
         self.trickle_interval = trickle_interval
         self.trickle_seconds = trickle_seconds
         self.slow_down_parts = slow_down_parts
+        self.slow_down_every = slow_down_every
         self.stall_every = stall_every
         self.expired_tokens = set()
         self.secret_key = secret_key
@@ -663,7 +688,12 @@ class HostileProxy:
     def on_get(self, k: int, callback):
         """Calls `callback()` just before the k-th matching object GET (from now) is forwarded, once."""
         with self._lock:
-            self._get_hook = (self._gets_seen + k, callback)
+            self._hooks["get"] = (self._seen["get"] + k, callback)
+
+    def on_part(self, k: int, callback):
+        """Calls `callback()` just before the k-th UploadPart (from now) is forwarded, once."""
+        with self._lock:
+            self._hooks["part"] = (self._seen["part"] + k, callback)
 
     def reset(self):
         """Back to "normal": counters, log, caches and hooks cleared (settings such as key_filter kept)."""
@@ -675,8 +705,9 @@ class HostileProxy:
             self._sizes = {}
             self._completes = set()
             self._upstream_completes = []
-            self._gets_seen = 0
-            self._get_hook = None
+            self._seen = {"get": 0, "part": 0}
+            self._hooks = {"get": None, "part": None}
+            self._kinds_seen = {}
             self._ranges_seen = set()
             self.expired_tokens = set()
 
@@ -715,13 +746,21 @@ class HostileProxy:
             if len(self._records) < MAX_LOG:
                 self._records.append(record)
 
-    def _before_get(self):
+    def _throttles(self, kind: str) -> bool:
+        """Whether this request of `kind` is one slow_down answers 503: the 1st, the (1 + every)-th... of its kind."""
         with self._lock:
-            self._gets_seen += 1
-            hook = self._get_hook
-            if hook is None or self._gets_seen != hook[0]:
+            seen = self._kinds_seen.get(kind, 0)
+            self._kinds_seen[kind] = seen + 1
+            return seen % max(self.slow_down_every, 1) == 0
+
+    def _before(self, kind: str):
+        """A matching object GET ("get") or an UploadPart ("part") is about to be forwarded: its hook, when due."""
+        with self._lock:
+            self._seen[kind] += 1
+            hook = self._hooks[kind]
+            if hook is None or self._seen[kind] != hook[0]:
                 return
-            self._get_hook = None
+            self._hooks[kind] = None
         hook[1]()
         self._count("hooks_called")
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import enable, logged_requests, sha256, stats
+from helpers import DUCKDB_2, enable, logged_requests, sha256, stats
 from test_read_ahead import make_parquet
 from test_reads import error_of
 
@@ -108,3 +108,23 @@ def test_after_eight_failed_tails_httpfs2_stops_asking_for_a_while(con, native_c
         connection.execute(rig.secret_sql())
     assert con.execute(sql).fetchall() == native_con.execute(sql).fetchall()
     assert stats(con)["version_requests"] == 8
+
+
+@pytest.mark.skipif(not DUCKDB_2, reason="s3_version_id_pinning is a setting of DuckDB 2.0's httpfs")
+def test_with_version_id_pinning_httpfs_reads_alone(con, native_con, rig):
+    """httpfs's s3_version_id_pinning reads every range at the version id the open's HEAD gave (versionId=), which
+    httpfs2's own GETs do not ask for: with it on, httpfs2 sends no tail, listing or range GET of its own, and the file
+    is read as httpfs reads it."""
+    key = "first_open/pinned.parquet"
+    upload_parquet(rig, key, 200_000, seed=7)
+    sql = SQL.format(url=rig.url(key))
+    expected = native_con.execute(sql).fetchall()
+    enable(con)
+    con.execute("SET s3_version_id_pinning = true")
+    con.execute("CALL enable_logging('HTTP')")
+    assert con.execute(sql).fetchall() == expected
+    tails = [byte_range for _, byte_range, _ in logged_requests(con) if byte_range.startswith("bytes=-")]
+    assert tails == [], "httpfs2's tail GET (httpfs never asks for a suffix range)"
+    counters = stats(con)
+    assert counters["version_requests"] == 0 and counters["folder_listings"] == 0, counters
+    assert [kind for kind, _ in httpfs_requests(con)].count("HEAD") == 1

@@ -519,6 +519,23 @@ def test_parts_answered_slow_down_are_retried_after_a_wait_and_slow_the_uploads(
     assert open_multipart_uploads(rig) == []
 
 
+def expire_the_session_token(db, rig, hostile_s3, when):
+    """Gives `db` the rig's secret with session token "token-1", and the proxy the mode that refuses it (400
+    ExpiredToken) from the moment `when(expire)` calls `expire` (at a hook of the proxy's), which first replaces the
+    secret with one of token "token-2" from another connection of the database, as a user's other thread would."""
+    secret = rig.secret_sql(endpoint=hostile_s3.endpoint).replace(")", ", SESSION_TOKEN '{}')")
+    db.con.execute(secret.format("token-1"))
+    replacer = db.con.cursor()
+
+    def expire():
+        replacer.execute(secret.format("token-2"))
+        hostile_s3.expired_tokens = {"token-1"}
+
+    hostile_s3.reset()
+    hostile_s3.mode = "expiring_token"
+    when(expire)
+
+
 @pytest.mark.parametrize("client", CLIENTS)
 def test_a_read_that_outlives_its_session_token_follows_the_secret(request, connect, rig, hostile_s3, data, client):
     """STS credentials last an hour or less, a long scan longer. The secret's session token expires mid-read (the
@@ -528,17 +545,7 @@ def test_a_read_that_outlives_its_session_token_follows_the_secret(request, conn
     results = {}
     for impl in ("native", "httpfs2_small"):
         db = connect(impl, client)
-        secret = rig.secret_sql(endpoint=hostile_s3.endpoint).replace(")", ", SESSION_TOKEN '{}')")
-        db.con.execute(secret.format("token-1"))
-        replacer = db.con.cursor()  # another connection of the same database, as a user's other thread
-
-        def expire(replacer=replacer, secret=secret):
-            replacer.execute(secret.format("token-2"))
-            hostile_s3.expired_tokens = {"token-1"}
-
-        hostile_s3.reset()
-        hostile_s3.mode = "expiring_token"
-        hostile_s3.on_get(3, expire)
+        expire_the_session_token(db, rig, hostile_s3, lambda expire: hostile_s3.on_get(3, expire))
         outcome = db.run(f"SELECT sha256(content) FROM read_blob('{rig.url(PREFIX + 'blob64.bin')}')", proxy=hostile_s3)
         counts = hostile_s3.counts
         hostile_s3.mode = "normal"
@@ -552,6 +559,105 @@ def test_a_read_that_outlives_its_session_token_follows_the_secret(request, conn
     assert outcome.rows == [(data.sha("blob64.bin"),)]
     assert refreshed >= 1
     assert "token-2" not in str(stats(db.con))
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_a_copy_that_outlives_its_session_token_follows_the_secret(
+    request, connect, rig, hostile_s3, upload_local, client
+):
+    """The session token a COPY's upload was begun with expires after its second part (the store answers 400
+    ExpiredToken to the requests signed with it: the next parts, the completion), after the user replaced the secret
+    with fresh credentials. httpfs2's requests so refused look the secret up again and are signed and sent again
+    within the same upload (its id kept): the object is byte-equal to the local COPY and no multipart upload is left
+    open; the fresh token appears in no stat. httpfs's own uploader is reported beside it."""
+    results = {}
+    for impl in ("native", "httpfs2"):
+        abort_open_uploads(rig)
+        key = f"{PREFIX}uploads/expiring-token-{impl}-{client}.csv"
+        db = writer(connect, impl, client)
+        expire_the_session_token(db, rig, hostile_s3, lambda expire: hostile_s3.on_part(2, expire))
+        outcome = db.run(f"COPY ({UPLOAD_ROWS}) TO '{rig.url(key)}' (FORMAT csv)", proxy=hostile_s3)
+        counts = hostile_s3.counts
+        hostile_s3.mode = "normal"
+        fail_on_hang(outcome, "the COPY")
+        try:
+            equal = sha256(stored(rig, key)) == sha256(upload_local)
+        except rig.s3.exceptions.NoSuchKey:
+            equal = None
+        refreshed = stats(db.con)["credentials_refreshed"] if impl != "native" else None
+        results[impl] = (outcome, counts.get("hit:expiring_token", 0), refreshed, equal, open_multipart_uploads(rig))
+    report(
+        request,
+        **{impl: f"{o.text()}, refused {r}, refreshed {f}, equal {e}" for impl, (o, r, f, e, _) in results.items()},
+    )
+    outcome, refused, refreshed, equal, left_open = results["httpfs2"]
+    assert refused >= 1, "the token never expired during the COPY"
+    assert outcome.error is None, outcome.text()
+    assert equal is True
+    assert refreshed >= 1
+    assert left_open == [], left_open
+    assert "token-2" not in str(stats(db.con))
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_throttled_tails_and_listings_are_waited_out_and_sent_again(
+    request, connect, rig, hostile_s3, tmp_path, client
+):
+    """A store throttling a prefix answers 503 SlowDown to any request: here the first and every fifth of each kind
+    (tail GETs, other GETs, listings, HEADs). httpfs2's tail GETs and folder listings stand in for HEADs; one so
+    answered is told to the read streams and the stats and sent again after a jittered wait, where it used to be
+    dropped for the HEAD it stands in for (one more request to a store that asked for fewer, and the footer read
+    again). A list of a folder's Parquet files in the folder's order: the answer is the files' own, natively and with
+    httpfs2, and with httpfs2 no file opens with a HEAD."""
+    files = 6
+    keys = [f"{PREFIX}throttled-{client}/part-{n:02d}.parquet" for n in range(files)]
+    local = duckdb.connect()
+    for n, key in enumerate(keys):
+        path = tmp_path / f"part-{n:02d}.parquet"
+        local.execute(
+            f"COPY (SELECT i, md5((i * {n + 1})::VARCHAR) AS s FROM range({20_000 + 1_000 * n}) r(i)) "
+            f"TO '{path}' (FORMAT parquet, ROW_GROUP_SIZE 10000)"
+        )
+        rig.s3.upload_file(str(path), rig.bucket, key)
+    sql = "SELECT count(*), sum(i), sum(hash(s)) FROM read_parquet({paths})"
+    expected = local.execute(
+        sql.format(paths=[str(tmp_path / f"part-{n:02d}.parquet") for n in range(files)])
+    ).fetchall()
+    remote = sql.format(paths=[rig.url(key) for key in keys])
+    results = {}
+    for impl in ("native", "httpfs2_small"):  # read-ahead on: the latency gate open, as at a store's latency
+        db = connect(impl, client)
+        # Retries as a user facing throttling sets them: a GET's retries may be throttled too (one in five here).
+        db.con.execute("SET threads = 1; SET http_retries = 6; SET http_retry_wait_ms = 50; SET http_retry_backoff = 2")
+        hostile_s3.reset()
+        hostile_s3.slow_down_every = 5
+        hostile_s3.mode = "slow_down"
+        outcome = db.run(remote, proxy=hostile_s3)
+        counts = hostile_s3.counts
+        hostile_s3.mode = "normal"
+        fail_on_hang(outcome, "the read")
+        results[impl] = (outcome, counts, stats(db.con) if impl != "native" else None)
+    hostile_s3.slow_down_every = 4
+    outcome, counts, counters = results["httpfs2_small"]
+    hits = {name: value for name, value in counts.items() if name.startswith("hit:slow_down")}
+    shown = {name: counters[name] for name in ("throttled_answers", "throttled_wait_seconds", "folder_listings")}
+    report(
+        request,
+        native=results["native"][0].text(),
+        httpfs2=outcome.text(),
+        hits=hits,
+        heads=counts.get("HEAD", 0),
+        **shown,
+    )
+    assert results["native"][0].rows == expected, results["native"][0].text()
+    assert outcome.error is None, outcome.text()
+    assert outcome.rows == expected
+    assert hits.get("hit:slow_down:tail", 0) >= 1 and hits.get("hit:slow_down:listing", 0) >= 1, hits
+    assert counts.get("HEAD", 0) == 0, (counts, "a throttled tail or listing gave way to HEADs")
+    # Every throttled answer to httpfs2's own requests is counted; httpfs's own requests (none expected) are not.
+    assert hits["hit:slow_down:tail"] + hits["hit:slow_down:listing"] <= counters["throttled_answers"], (hits, shown)
+    assert counters["throttled_answers"] <= hits["hit:slow_down"], (hits, shown)
+    assert counters["throttled_wait_seconds"] > 0, shown
 
 
 def test_one_failed_completion_of_a_partitioned_copy_fails_it_naming_the_file(connect, rig, hostile_s3, tmp_path):

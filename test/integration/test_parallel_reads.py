@@ -2,6 +2,7 @@
 results, concurrency without deadlock, and clean failures."""
 
 import random
+import re
 import threading
 
 import pytest
@@ -247,3 +248,19 @@ def test_httpfs2s_own_requests_are_in_duckdbs_http_log_without_credentials(con, 
     assert len([m for m in messages if marker in m and "'type': GET" in m]) == len(ours)
     for message in (m for m in messages if marker in m):
         assert rig.access_key not in message and rig.secret_key not in message and "Signature=" not in message, message
+
+
+def test_httpfs2s_own_requests_are_in_explain_analyzes_http_stats(con, rig, big_object):
+    """EXPLAIN ANALYZE's HTTP stats (httpfs's HTTPState of the query) count the requests httpfs2 sends itself as
+    httpfs's own: a user who profiles a query sees the GETs that went over the wire."""
+    key, data = big_object
+    configure(con, {"enabled": True, **SMALL})
+    con.execute("SET httpfs2_read_ahead_enabled = false")
+    sql = f"EXPLAIN ANALYZE SELECT sha256(httpfs2_read_range('{rig.url(key)}', 0, 4194304))"
+    got = {}
+    served = server_requests(rig, lambda: got.update(plan=con.execute(sql).fetchall()))
+    text = "\n".join(str(cell) for row in got["plan"] for cell in row)
+    shown = {kind: int(count) for kind, count in re.findall(r"#(GET|HEAD): (\d+)", text)}
+    assert served["GetObject"] >= 4194304 // 65536, served
+    assert shown.get("GET") == served["GetObject"], (shown, served, text[-2000:])
+    assert shown.get("HEAD", 0) == served.get("HeadObject", 0), (shown, served)

@@ -1,6 +1,12 @@
 #include "core/requests/retry_policy.hpp"
 
+#include "core/common/io_stats.hpp"
+#include "core/common/stream_controller.hpp"
+#include "core/requests/hedge_policy.hpp"
+
 #include <gtest/gtest.h>
+
+#include <vector>
 
 using namespace httpfs2;
 
@@ -43,4 +49,93 @@ TEST(RetryBackoff, RefusedCredentialsAreToldApartFromOtherRefusals) {
 	EXPECT_FALSE(RefusesCredentials(403, "AccessDenied")) << "a key without the right: another key is not the fix";
 	EXPECT_FALSE(RefusesCredentials(404, "NoSuchKey"));
 	EXPECT_FALSE(RefusesCredentials(503, "ExpiredToken"));
+}
+
+namespace {
+//! RequestAttempts whose waits are recorded, not slept.
+struct RecordedAttempts {
+	RecordedAttempts(uint64_t max_attempts, ThrottleListeners listeners = ThrottleListeners())
+	    : attempts(RetryBackoff {100, 4, 1000}, max_attempts, listeners) {
+		attempts.sleep = [this](std::chrono::milliseconds wait) {
+			waits.push_back(wait.count());
+		};
+	}
+	RequestAttempts attempts;
+	std::vector<int64_t> waits;
+};
+} // namespace
+
+//! httpfs's retry settings: http_retries = 3 is four attempts, the first retry at once, then 100 and 400 ms.
+TEST(RequestAttempts, FailuresAreRetriedAsHttpfsRetries) {
+	RecordedAttempts recorded(4);
+	auto &attempts = recorded.attempts;
+	EXPECT_FALSE(attempts.InDoubt());
+	EXPECT_TRUE(attempts.Again(AttemptOutcome::FAILED));
+	EXPECT_TRUE(attempts.Again(AttemptOutcome::FAILED));
+	EXPECT_TRUE(attempts.Again(AttemptOutcome::FAILED));
+	EXPECT_EQ(attempts.Number(), 4u);
+	EXPECT_FALSE(attempts.Again(AttemptOutcome::FAILED)) << "the fourth attempt is the last";
+	EXPECT_EQ(recorded.waits, (std::vector<int64_t> {100, 400})) << "no wait before the first retry";
+	EXPECT_TRUE(attempts.InDoubt()) << "a failure may have reached the store";
+}
+
+TEST(RequestAttempts, AnAnswerOrARefusalEndsTheRequest) {
+	RecordedAttempts done(4);
+	EXPECT_FALSE(done.attempts.Again(AttemptOutcome::DONE));
+	RecordedAttempts refused(4);
+	EXPECT_FALSE(refused.attempts.Again(AttemptOutcome::REFUSED));
+	EXPECT_FALSE(refused.attempts.InDoubt()) << "a refusal is an answer: nothing was done";
+	EXPECT_TRUE(done.waits.empty() && refused.waits.empty());
+}
+
+//! A throttled answer halves the streams, holds hedges back, is counted with its wait, and waits even before the
+//! first retry.
+TEST(RequestAttempts, AThrottledAnswerIsToldAndWaitedOut) {
+	IoStats stats;
+	StreamController streams;
+	HedgePolicy hedges;
+	RecordedAttempts recorded(4, ThrottleListeners {&stats, &streams, &hedges});
+	EXPECT_TRUE(recorded.attempts.Again(AttemptOutcome::THROTTLED));
+	ASSERT_EQ(recorded.waits.size(), 1u);
+	EXPECT_GE(recorded.waits[0], 50);
+	EXPECT_LT(recorded.waits[0], 100);
+	EXPECT_EQ(stats.Snapshot().Get(Counter::THROTTLED_ANSWERS), 1u);
+	EXPECT_EQ(stats.Snapshot().Get(Counter::THROTTLED_WAIT_MICROS), static_cast<uint64_t>(recorded.waits[0]) * 1000);
+	EXPECT_EQ(streams.Snapshot().throttles, 1u) << "the streams are halved";
+	EXPECT_FALSE(hedges.TryHedge(StreamController::Now())) << "no hedge while the store throttles";
+	EXPECT_TRUE(recorded.attempts.Again(AttemptOutcome::THROTTLED));
+	EXPECT_TRUE(recorded.attempts.Again(AttemptOutcome::THROTTLED));
+	EXPECT_FALSE(recorded.attempts.Again(AttemptOutcome::THROTTLED)) << "within httpfs's retries";
+	EXPECT_EQ(stats.Snapshot().Get(Counter::THROTTLED_ANSWERS), 4u) << "the last one is counted too";
+}
+
+//! DuckDB 2.0's http_retry_throttled_wait_ms raises the base of throttled waits, not of other retries.
+TEST(RequestAttempts, ThrottledRetriesBackOffFromTheirOwnBase) {
+	RetryBackoff backoff {100, 4, 0, 1000};
+	EXPECT_EQ(backoff.Throttled(1, 0).count(), 500);
+	EXPECT_EQ(backoff.After(2).count(), 100);
+}
+
+//! Refused credentials: one more attempt, at once and not counted, when they changed; never a second refresh.
+TEST(RequestAttempts, RefusedCredentialsAreSentAgainOnceWhenTheyChanged) {
+	RecordedAttempts unchanged(4);
+	int asked = 0;
+	EXPECT_FALSE(unchanged.attempts.Again(AttemptOutcome::CREDENTIALS_REFUSED, [&]() {
+		asked++;
+		return false;
+	}));
+	EXPECT_EQ(asked, 1);
+	EXPECT_FALSE(unchanged.attempts.Again(AttemptOutcome::CREDENTIALS_REFUSED)) << "nothing to refresh them with";
+
+	RecordedAttempts changed(1);
+	auto refresh = [&]() {
+		asked++;
+		return true;
+	};
+	EXPECT_TRUE(changed.attempts.Again(AttemptOutcome::CREDENTIALS_REFUSED, refresh))
+	    << "a request of one attempt still gets its re-signed one";
+	EXPECT_EQ(changed.attempts.Number(), 1u);
+	EXPECT_FALSE(changed.attempts.Again(AttemptOutcome::CREDENTIALS_REFUSED, refresh)) << "once per request";
+	EXPECT_EQ(asked, 2);
+	EXPECT_TRUE(changed.waits.empty());
 }

@@ -98,7 +98,7 @@ private:
 		request.content_type = content_type;
 		duckdb::unique_ptr<duckdb::PutRequestInfo> info;
 		return requests->SendIdempotent(
-		    [&](duckdb::HTTPParams &params) -> duckdb::BaseRequest & {
+		    [&](duckdb::HTTPParams &params, uint64_t &) -> duckdb::BaseRequest & {
 			    // Signed afresh for each attempt (its x-ms-date): a throttled one may wait seconds.
 			    auto authorized = AuthorizeAzureRequest(connection, request);
 			    info = duckdb::make_uniq<duckdb::PutRequestInfo>(authorized.first, authorized.second, params,

@@ -10,8 +10,6 @@
 #include "core/requests/url_redaction.hpp"
 #include "duckdb/common/exception/http_exception.hpp"
 #include "duckdb/main/client_context.hpp"
-#include "duckdb/main/client_data.hpp"
-#include "duckdb/main/connection.hpp"
 #include "duckdb/main/secret/secret_manager.hpp"
 
 #include <array>
@@ -90,13 +88,17 @@ std::shared_ptr<CheckedRangeReader> CheckedRangeReader::For(const string &path, 
 		std::shared_ptr<CheckedRangeReader> reader(
 		    new CheckedRangeReader(path, store, version, std::move(params), stats));
 		reader->log = std::move(log);
-		reader->credentials = std::move(credentials);
-		reader->client_context = context->shared_from_this();
+		if (store == Store::S3) {
+			reader->credentials.reset(new S3CredentialSource(path, std::move(credentials), opener));
+		}
 		reader->address = std::move(address);
 		reader->ranges_confirmed = ranges_confirmed || ranged->Contains(path);
 		reader->ranged = std::move(ranged);
-		reader->streams = streams;
+		reader->throttle_listeners.stats = &stats;
+		reader->throttle_listeners.streams = streams;
 		auto state = ExtensionState::Get(*context->db);
+		// Told of throttling whether or not this reader hedges: other readers' hedges are what it holds back.
+		reader->throttle_listeners.hedges = &state->hedges;
 		if (SettingsFor(opener, *state).hedge_reads) {
 			reader->hedges = &state->hedges;
 			reader->request_threads = &state->request_threads;
@@ -114,7 +116,8 @@ std::shared_ptr<CheckedRangeReader> CheckedRangeReader::For(const string &path, 
 
 CheckedRangeReader::CheckedRangeReader(string path_p, Store store_p, const ObjectVersion &version,
                                        unique_ptr<duckdb::HTTPParams> params_p, IoStats &stats_p)
-    : path(std::move(path_p)), store(store_p), params(std::move(params_p)), retries(params->retries), stats(stats_p) {
+    : path(std::move(path_p)), store(store_p), params(std::move(params_p)), backoff(RetryBackoffOf(*params)),
+      max_attempts(params->retries + 1), stats(stats_p) {
 	params->retries = 0;
 	expected.size = version.size;
 	expected.etag = version.etag;
@@ -131,10 +134,8 @@ string CheckedRangeReader::Url() const {
 
 duckdb::HTTPHeaders CheckedRangeReader::Headers(const ByteRange &range, uint64_t &signed_with) const {
 	auto value = "bytes=" + std::to_string(range.offset) + "-" + std::to_string(range.End() - 1);
-	if (store == Store::S3) {
-		std::lock_guard<std::mutex> guard(credentials_lock);
-		signed_with = credentials_generation;
-		return SignedS3RangeGet(credentials, address, value);
+	if (credentials) {
+		return SignedS3RangeGet(credentials->Current(signed_with), address, value);
 	}
 	duckdb::HTTPHeaders headers;
 	headers["Range"] = value;
@@ -316,122 +317,71 @@ void CheckedRangeReader::ReadWithRetries(const ByteRange &range, char *destinati
 	if (fallback.load() != ReadFallback::NONE) {
 		throw ReadsDeclined(path);
 	}
-	bool refreshed = false;
-	for (uint64_t attempt_number = 1;; attempt_number++) {
+	RequestAttempts attempts(backoff, max_attempts, throttle_listeners);
+	for (;;) {
 		Attempt attempt;
 		if (hedges) {
 			SendHedged(range, destination, attempt);
 		} else {
 			Send(range, destination, attempt);
 		}
-		bool retry = true;
-		bool throttled = false;
-		if (!refreshed && attempt.answered && attempt.verdict == RangeVerdict::NOT_SUCCESS && attempt.response &&
-		    RefusesCredentials(static_cast<int>(attempt.response->status), XmlElement(attempt.error_body, "Code")) &&
-		    RefreshCredentials(attempt.signed_with)) {
-			// Signed again with what the secret holds now, and sent again at once: once per read.
-			refreshed = true;
-			attempt_number--;
-			continue;
+		auto outcome = Judge(range, attempt);
+		if (outcome == AttemptOutcome::DONE) {
+			return;
 		}
-		switch (attempt.answered ? attempt.verdict : RangeVerdict::NOT_SUCCESS) {
-		case RangeVerdict::EXACT:
-			if (attempt.received == range.length) {
-				if (!ranges_confirmed.exchange(true)) {
-					ranged->Add(path);
-				}
-				return;
-			}
-			// A connection cut mid-body: sent again, as httpfs would.
-			attempt.why = "the answer ended after " + std::to_string(attempt.received) + " of " +
-			              std::to_string(range.length) + " bytes";
-			break;
-		case RangeVerdict::RANGES_IGNORED:
-			// Its answer to a GET without Range is the object: httpfs's own fallback, made here (httpfs 2a6481d on
-			// DuckDB 2.0 fails on s3:// instead, after a whole body per attempt).
-			Decline(full_download_allowed ? ReadFallback::WHOLE_OBJECT : ReadFallback::WRAPPED,
-			        Counter::RANGE_ANSWERS_REFUSED);
-		case RangeVerdict::WRONG_RANGE:
-			// A server that answers so does it again; its answer to a GET without Range is the object.
-			Decline(ReadFallback::WHOLE_OBJECT, Counter::RANGE_ANSWERS_REFUSED);
-		case RangeVerdict::UNPROVEN:
-			// Never pieces of two versions: one GET of the whole object is one. httpfs's own reads would each be a
-			// request (a Parquet file's row groups, answered around a replacement, could come from both versions).
-			Decline(Expected().size <= MAX_WHOLE_OBJECT_BYTES ? ReadFallback::WHOLE_OBJECT : ReadFallback::WRAPPED,
-			        Counter::RANGE_ANSWERS_UNPROVEN);
-		case RangeVerdict::OTHER_VERSION:
-			// Not sent again: a changed object stays changed.
-			stats.Add(Counter::RANGE_ANSWERS_REFUSED);
-			retry = false;
-			break;
-		case RangeVerdict::NOT_SUCCESS:
-			retry = !attempt.answered || !attempt.response || attempt.response->ShouldRetry();
-			throttled = attempt.response && IsThrottling(static_cast<int>(attempt.response->status));
-			if (throttled) {
-				// Read too fast for the store: fewer streams for the database's reads from now on.
-				stats.Add(Counter::THROTTLED_ANSWERS);
-				if (streams) {
-					streams->Throttled();
-				}
-				if (hedges) {
-					hedges->Throttled(StreamController::Now());
-				}
-			}
-			break;
-		}
-		if (!retry || attempt_number > retries) {
+		auto refresh = [&]() {
+			return credentials && credentials->Refresh(attempt.signed_with, stats);
+		};
+		if (!attempts.Again(outcome, refresh)) {
 			Refuse(range, attempt);
-		}
-		RetryBackoff backoff {params->retry_wait_ms, static_cast<double>(params->retry_backoff)};
-		if (throttled) {
-			auto wait = backoff.Throttled(attempt_number, RetryJitter());
-			std::this_thread::sleep_for(wait);
-			stats.Add(Counter::THROTTLED_WAIT_MICROS, static_cast<uint64_t>(wait.count()) * 1000);
-		} else {
-			backoff.Sleep(attempt_number);
 		}
 	}
 }
 
-bool CheckedRangeReader::RefreshCredentials(uint64_t signed_with) {
-	{
-		std::lock_guard<std::mutex> guard(credentials_lock);
-		if (credentials_generation != signed_with) {
-			return true; // another request's refusal refreshed them meanwhile
+AttemptOutcome CheckedRangeReader::Judge(const ByteRange &range, Attempt &attempt) {
+	switch (attempt.answered ? attempt.verdict : RangeVerdict::NOT_SUCCESS) {
+	case RangeVerdict::EXACT:
+		if (attempt.received == range.length) {
+			if (!ranges_confirmed.exchange(true)) {
+				ranged->Add(path);
+			}
+			return AttemptOutcome::DONE;
 		}
+		// A connection cut mid-body: sent again, as httpfs would.
+		attempt.why = "the answer ended after " + std::to_string(attempt.received) + " of " +
+		              std::to_string(range.length) + " bytes";
+		return AttemptOutcome::FAILED;
+	case RangeVerdict::RANGES_IGNORED:
+		// Its answer to a GET without Range is the object: httpfs's own fallback, made here (httpfs 2a6481d on
+		// DuckDB 2.0 fails on s3:// instead, after a whole body per attempt).
+		Decline(full_download_allowed ? ReadFallback::WHOLE_OBJECT : ReadFallback::WRAPPED,
+		        Counter::RANGE_ANSWERS_REFUSED);
+	case RangeVerdict::WRONG_RANGE:
+		// A server that answers so does it again; its answer to a GET without Range is the object.
+		Decline(ReadFallback::WHOLE_OBJECT, Counter::RANGE_ANSWERS_REFUSED);
+	case RangeVerdict::UNPROVEN:
+		// Never pieces of two versions: one GET of the whole object is one. httpfs's own reads would each be a
+		// request (a Parquet file's row groups, answered around a replacement, could come from both versions).
+		Decline(Expected().size <= MAX_WHOLE_OBJECT_BYTES ? ReadFallback::WHOLE_OBJECT : ReadFallback::WRAPPED,
+		        Counter::RANGE_ANSWERS_UNPROVEN);
+	case RangeVerdict::OTHER_VERSION:
+		// Not sent again: a changed object stays changed.
+		stats.Add(Counter::RANGE_ANSWERS_REFUSED);
+		return AttemptOutcome::REFUSED;
+	case RangeVerdict::NOT_SUCCESS:
+		break;
 	}
-	auto context = client_context.lock();
-	if (store != Store::S3 || !context) {
-		return false;
+	if (!attempt.answered || !attempt.response) {
+		return AttemptOutcome::FAILED;
 	}
-	S3Credentials fresh;
-	S3Address fresh_address;
-	try {
-		// In a transaction of its own: the query's sees the secrets as they were when it began, not one the user
-		// replaced since (in another connection) or a credential chain refreshed.
-		duckdb::Connection connection(*context->db);
-		connection.BeginTransaction();
-		bool resolved =
-		    ResolveS3Object(path, duckdb::ClientData::Get(*connection.context).file_opener.get(), fresh, fresh_address);
-		connection.Rollback();
-		if (!resolved) {
-			return false;
-		}
-	} catch (std::exception &) {
-		return false;
+	auto status = static_cast<int>(attempt.response->status);
+	if (RefusesCredentials(status, XmlElement(attempt.error_body, "Code"))) {
+		return AttemptOutcome::CREDENTIALS_REFUSED;
 	}
-	std::lock_guard<std::mutex> guard(credentials_lock);
-	if (credentials_generation != signed_with) {
-		return true; // refreshed by another request while this one looked
+	if (IsThrottling(status)) {
+		return AttemptOutcome::THROTTLED;
 	}
-	if (fresh.key_id == credentials.key_id && fresh.secret == credentials.secret &&
-	    fresh.session_token == credentials.session_token) {
-		return false; // the same credentials: the refusal stands
-	}
-	credentials = std::move(fresh);
-	credentials_generation++;
-	stats.Add(Counter::CREDENTIALS_REFRESHED);
-	return true;
+	return attempt.response->ShouldRetry() ? AttemptOutcome::FAILED : AttemptOutcome::REFUSED;
 }
 
 void CheckedRangeReader::Refuse(const ByteRange &range, const Attempt &attempt) {
@@ -460,11 +410,8 @@ void CheckedRangeReader::Refuse(const ByteRange &range, const Attempt &attempt) 
 		              (code.empty() ? string() : ", " + code);
 		auto url = RedactUrl(Url());
 		if (store == Store::S3) {
-			string region;
-			{
-				std::lock_guard<std::mutex> guard(credentials_lock); // RefreshCredentials may replace them
-				region = credentials.region;
-			}
+			uint64_t generation;
+			auto region = credentials ? credentials->Current(generation).region : string();
 			throw duckdb::HTTPException(answer.status, attempt.error_body, response.headers, response.reason,
 			                            "HTTP GET error reading '%s' in region '%s' (HTTP %s)", url, region, status);
 		}

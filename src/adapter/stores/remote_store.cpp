@@ -35,8 +35,11 @@ public:
 		return CheckedRangeReader::For(path, version, store, opener, stats, ranged_paths, ranges_confirmed, &streams);
 	}
 
-private:
+protected:
+	//! The database's read streams, told of throttled answers.
 	StreamController &streams;
+
+private:
 	const CheckedRangeReader::Store store;
 	const std::shared_ptr<RangedPaths> ranged_paths = std::make_shared<RangedPaths>();
 };
@@ -53,10 +56,10 @@ public:
 
 	bool FetchTail(const string &path, optional_ptr<FileOpener> opener, ObjectTail &tail) override {
 		auto now = NowSeconds();
-		if (now < tails_paused_until) {
+		if (now < tails_paused_until || PinsVersionIds(opener)) {
 			return false;
 		}
-		if (S3Tails::Fetch(path, opener, stats, tail)) {
+		if (S3Tails::Fetch(path, opener, stats, streams, tail)) {
 			failed_tails = 0;
 			return true;
 		}
@@ -69,7 +72,9 @@ public:
 
 	TailSend TailFetcherFor(const string &path, optional_ptr<FileOpener> opener) override {
 		// A tail fetched ahead that fails leaves the open to its own tail GET, which counts the failures.
-		return NowSeconds() < tails_paused_until ? nullptr : S3Tails::Prepare(path, opener, stats);
+		return NowSeconds() < tails_paused_until || PinsVersionIds(opener)
+		           ? nullptr
+		           : S3Tails::Prepare(path, opener, stats, streams);
 	}
 
 	bool ListsFolders() const override {
@@ -79,7 +84,15 @@ public:
 	bool ListAfter(const string &path, optional_ptr<FileOpener> opener, std::vector<ListedFile> &files,
 	               bool &truncated) override {
 		// Paused with the tails: a store that fails them is no store to list either.
-		return NowSeconds() >= tails_paused_until && S3Listing::After(path, opener, stats, files, truncated);
+		return NowSeconds() >= tails_paused_until && !PinsVersionIds(opener) &&
+		       S3Listing::After(path, opener, stats, streams, files, truncated);
+	}
+
+	std::shared_ptr<CheckedRangeReader> RangeReaderFor(const string &path, const ObjectVersion &version,
+	                                                   optional_ptr<FileOpener> opener,
+	                                                   bool ranges_confirmed) override {
+		return PinsVersionIds(opener) ? nullptr
+		                              : RangeCheckingStore::RangeReaderFor(path, version, opener, ranges_confirmed);
 	}
 
 	bool FooterOutlivesOpen(const ObjectVersion &version) const override {
@@ -99,6 +112,14 @@ public:
 	}
 
 private:
+	//! httpfs's s3_version_id_pinning (from DuckDB 2.0): its reads ask for the version id the open's HEAD gave
+	//! (versionId=), which httpfs2's own GETs and listings do not carry; with it on, reads are left to httpfs.
+	static bool PinsVersionIds(optional_ptr<FileOpener> opener) {
+		duckdb::Value pinning;
+		return FileOpener::TryGetCurrentSetting(opener, "s3_version_id_pinning", pinning) && !pinning.IsNull() &&
+		       pinning.GetValue<bool>();
+	}
+
 	static int64_t NowSeconds() {
 		return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now().time_since_epoch())
 		    .count();

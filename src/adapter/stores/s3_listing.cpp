@@ -16,7 +16,7 @@ constexpr uint64_t S3Listing::MAX_KEYS;
 constexpr uint64_t S3Listing::LIST_TIMEOUT_SECONDS;
 constexpr uint64_t S3Listing::MAX_ANSWER_BYTES;
 
-bool S3Listing::After(const string &path, optional_ptr<FileOpener> opener, IoStats &stats,
+bool S3Listing::After(const string &path, optional_ptr<FileOpener> opener, IoStats &stats, StreamController &streams,
                       std::vector<ListedFile> &files, bool &truncated) {
 	try {
 		auto context = FileOpener::TryGetClientContext(opener);
@@ -48,20 +48,24 @@ bool S3Listing::After(const string &path, optional_ptr<FileOpener> opener, IoSta
 		auto headers = SignedS3Headers(credentials, request);
 		auto url = address.scheme + address.host + request.path + "?" + request.CanonicalQuery();
 
-		RequestLog log;
-		auto params = StandInParams(duckdb::HTTPUtil::Get(*context->db), path, opener, LIST_TIMEOUT_SECONDS, &log);
+		StandInRequest list(duckdb::HTTPUtil::Get(*context->db), path, opener, LIST_TIMEOUT_SECONDS,
+		                    ReadThrottleListeners(*context, stats, streams));
 		string body;
-		duckdb::GetRequestInfo get(
-		    url, headers, *params, [](const duckdb::HTTPResponse &) { return true; },
-		    [&body](duckdb::const_data_ptr_t data, duckdb::idx_t length) {
-			    if (body.size() + length > MAX_ANSWER_BYTES) {
-				    return false; // no listing of MAX_KEYS keys is this long
-			    }
-			    body.append(reinterpret_cast<const char *>(data), length);
-			    return true;
-		    });
-		stats.Add(Counter::FOLDER_LISTINGS);
-		auto response = log.Send(params->http_util, get);
+		duckdb::unique_ptr<duckdb::GetRequestInfo> get;
+		auto response = list.Send([&]() -> duckdb::BaseRequest & {
+			body.clear();
+			get = duckdb::make_uniq<duckdb::GetRequestInfo>(
+			    url, headers, *list.params, [](const duckdb::HTTPResponse &) { return true; },
+			    [&body](duckdb::const_data_ptr_t data, duckdb::idx_t length) {
+				    if (body.size() + length > MAX_ANSWER_BYTES) {
+					    return false; // no listing of MAX_KEYS keys is this long
+				    }
+				    body.append(reinterpret_cast<const char *>(data), length);
+				    return true;
+			    });
+			stats.Add(Counter::FOLDER_LISTINGS);
+			return *get;
+		});
 		std::vector<ListedObject> objects;
 		if (!response || response->status != duckdb::HTTPStatusCode::OK_200 ||
 		    !ParseObjectListing(body, objects, truncated)) {

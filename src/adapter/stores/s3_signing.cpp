@@ -1,5 +1,8 @@
 #include "adapter/stores/s3_signing.hpp"
 
+#include "duckdb/main/client_context.hpp"
+#include "duckdb/main/client_data.hpp"
+#include "duckdb/main/connection.hpp"
 #include "duckdb/main/secret/secret_manager.hpp"
 #include "mbedtls_wrapper.hpp"
 
@@ -134,6 +137,61 @@ duckdb::HTTPHeaders SignedS3RangeGet(const S3Credentials &credentials, const S3A
 	request.amz_date = SigV4Request::AmzDate(std::time(nullptr));
 	request.headers = {{"range", range}};
 	return SignedS3Headers(credentials, request);
+}
+
+S3CredentialSource::S3CredentialSource(string path_p, S3Credentials credentials_p, optional_ptr<FileOpener> opener)
+    : path(std::move(path_p)), credentials(std::move(credentials_p)) {
+	auto context = FileOpener::TryGetClientContext(opener);
+	if (context) {
+		client_context = context->shared_from_this();
+	}
+}
+
+S3Credentials S3CredentialSource::Current(uint64_t &generation_out) const {
+	std::lock_guard<std::mutex> guard(lock);
+	generation_out = generation;
+	return credentials;
+}
+
+bool S3CredentialSource::Refresh(uint64_t signed_with, IoStats &stats) {
+	{
+		std::lock_guard<std::mutex> guard(lock);
+		if (generation != signed_with) {
+			return true; // another request's refusal refreshed them meanwhile
+		}
+	}
+	auto context = client_context.lock();
+	if (!context) {
+		return false;
+	}
+	S3Credentials fresh;
+	S3Address address;
+	try {
+		// In a transaction of its own: the query's sees the secrets as they were when it began, not one the user
+		// replaced since (in another connection) or a credential chain refreshed.
+		duckdb::Connection connection(*context->db);
+		connection.BeginTransaction();
+		bool resolved =
+		    ResolveS3Object(path, duckdb::ClientData::Get(*connection.context).file_opener.get(), fresh, address);
+		connection.Rollback();
+		if (!resolved) {
+			return false;
+		}
+	} catch (std::exception &) {
+		return false;
+	}
+	std::lock_guard<std::mutex> guard(lock);
+	if (generation != signed_with) {
+		return true; // refreshed by another request while this one looked
+	}
+	if (fresh.key_id == credentials.key_id && fresh.secret == credentials.secret &&
+	    fresh.session_token == credentials.session_token) {
+		return false; // the same credentials: the refusal stands
+	}
+	credentials = std::move(fresh);
+	generation++;
+	stats.Add(Counter::CREDENTIALS_REFRESHED);
+	return true;
 }
 
 } // namespace httpfs2

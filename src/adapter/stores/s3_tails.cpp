@@ -30,7 +30,8 @@ static bool TailFromResponse(const duckdb::HTTPResponse &response, string body, 
 	return tail.version.etag.empty() || tail.version.IsContentHash();
 }
 
-TailSend S3Tails::Prepare(const string &path, optional_ptr<FileOpener> opener, IoStats &stats) {
+TailSend S3Tails::Prepare(const string &path, optional_ptr<FileOpener> opener, IoStats &stats,
+                          StreamController &streams) {
 	try {
 		auto context = FileOpener::TryGetClientContext(opener);
 		S3Credentials credentials;
@@ -41,41 +42,45 @@ TailSend S3Tails::Prepare(const string &path, optional_ptr<FileOpener> opener, I
 		auto headers = SignedS3RangeGet(credentials, address, "bytes=-" + std::to_string(TAIL_BYTES));
 		// It stands in for the HEAD, which the open makes if it fails. Logged while the connection lives: it may be
 		// sent after the query that prepared it ended.
-		RequestLog log;
-		std::shared_ptr<duckdb::HTTPParams> params =
-		    StandInParams(duckdb::HTTPUtil::Get(*context->db), path, opener, TAIL_TIMEOUT_SECONDS, &log);
+		auto request =
+		    std::make_shared<StandInRequest>(duckdb::HTTPUtil::Get(*context->db), path, opener, TAIL_TIMEOUT_SECONDS,
+		                                     ReadThrottleListeners(*context, stats, streams));
 		auto url = address.Url();
-		return [url, headers, params, log, &stats](ObjectTail &tail) {
-			return SendTailGet(url, headers, *params, log, stats, tail);
+		return [url, headers, request, &stats](ObjectTail &tail) {
+			return SendTailGet(url, headers, *request, stats, tail);
 		};
 	} catch (std::exception &) {
 		return nullptr;
 	}
 }
 
-bool S3Tails::SendTailGet(const string &url, const duckdb::HTTPHeaders &headers, duckdb::HTTPParams &params,
-                          const RequestLog &log, IoStats &stats, ObjectTail &tail) {
+bool S3Tails::SendTailGet(const string &url, const duckdb::HTTPHeaders &headers, const StandInRequest &request,
+                          IoStats &stats, ObjectTail &tail) {
 	try {
 		string body;
 		auto start = std::chrono::steady_clock::now();
 		auto since_start = [start]() {
 			return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 		};
-		duckdb::GetRequestInfo get(
-		    url, headers, params,
-		    [&](const duckdb::HTTPResponse &) {
-			    tail.first_byte_seconds = since_start();
-			    return true;
-		    },
-		    [&body](duckdb::const_data_ptr_t data, duckdb::idx_t length) {
-			    if (body.size() + length > TAIL_BYTES) {
-				    return false; // a server that ignored the range: not worth the whole object
-			    }
-			    body.append(reinterpret_cast<const char *>(data), length);
-			    return true;
-		    });
-		stats.Add(Counter::VERSION_REQUESTS);
-		auto response = log.Send(params.http_util, get);
+		duckdb::unique_ptr<duckdb::GetRequestInfo> get;
+		auto response = request.Send([&]() -> duckdb::BaseRequest & {
+			body.clear();
+			get = duckdb::make_uniq<duckdb::GetRequestInfo>(
+			    url, headers, *request.params,
+			    [&](const duckdb::HTTPResponse &) {
+				    tail.first_byte_seconds = since_start();
+				    return true;
+			    },
+			    [&body](duckdb::const_data_ptr_t data, duckdb::idx_t length) {
+				    if (body.size() + length > TAIL_BYTES) {
+					    return false; // a server that ignored the range: not worth the whole object
+				    }
+				    body.append(reinterpret_cast<const char *>(data), length);
+				    return true;
+			    });
+			stats.Add(Counter::VERSION_REQUESTS);
+			return *get;
+		});
 		tail.seconds = since_start();
 		return response && TailFromResponse(*response, std::move(body), tail);
 	} catch (std::exception &) {
@@ -83,8 +88,9 @@ bool S3Tails::SendTailGet(const string &url, const duckdb::HTTPHeaders &headers,
 	}
 }
 
-bool S3Tails::Fetch(const string &path, optional_ptr<FileOpener> opener, IoStats &stats, ObjectTail &tail) {
-	auto send = Prepare(path, opener, stats);
+bool S3Tails::Fetch(const string &path, optional_ptr<FileOpener> opener, IoStats &stats, StreamController &streams,
+                    ObjectTail &tail) {
+	auto send = Prepare(path, opener, stats, streams);
 	return send && send(tail);
 }
 

@@ -62,10 +62,14 @@ string Sha256Hex(const string &bytes) {
 
 class S3UploadTarget : public UploadTarget {
 public:
-	S3UploadTarget(std::unique_ptr<UploadRequests> requests_p, S3Credentials credentials_p, S3Address address_p,
-	               IoStats &stats_p)
+	S3UploadTarget(std::unique_ptr<UploadRequests> requests_p, std::shared_ptr<S3CredentialSource> credentials_p,
+	               S3Address address_p, IoStats &stats_p)
 	    : requests(std::move(requests_p)), path(requests->path), credentials(std::move(credentials_p)),
 	      address(std::move(address_p)), stats(stats_p) {
+		// An upload in flight keeps its id: only the signatures of its next requests change.
+		auto source = credentials;
+		requests->RefreshCredentialsWith(
+		    [source, &stats_p](uint64_t signed_with) { return source->Refresh(signed_with, stats_p); });
 	}
 
 	//! R2 rejects a multipart upload whose parts but the last differ in size; S3 (and the others) take any sizes.
@@ -147,9 +151,14 @@ public:
 			if (expected.empty()) {
 				return false;
 			}
-			auto request = Signed("HEAD", {}, SigV4Request::EMPTY_PAYLOAD_SHA256);
-			duckdb::HeadRequestInfo info(request.first, request.second, requests->Params());
-			auto response = requests->Send(info, "checking the object after its completion failed");
+			duckdb::unique_ptr<duckdb::HeadRequestInfo> info;
+			auto response = requests->SendIdempotent(
+			    [&](duckdb::HTTPParams &params, uint64_t &signed_with) -> duckdb::BaseRequest & {
+				    auto request = Signed("HEAD", {}, SigV4Request::EMPTY_PAYLOAD_SHA256, signed_with);
+				    info = duckdb::make_uniq<duckdb::HeadRequestInfo>(request.first, request.second, params);
+				    return *info;
+			    },
+			    "checking the object after its completion failed");
 			if (!response->HasHeader("ETag") || Unquoted(response->GetHeaderValue("ETag")) != expected) {
 				return false;
 			}
@@ -183,8 +192,9 @@ private:
 			duckdb::unique_ptr<duckdb::DeleteRequestInfo> info;
 			bool in_doubt = false;
 			requests->SendAttempts(
-			    [&](duckdb::HTTPParams &params) -> duckdb::BaseRequest & {
-				    auto request = Signed("DELETE", {{"uploadId", upload_id}}, SigV4Request::EMPTY_PAYLOAD_SHA256);
+			    [&](duckdb::HTTPParams &params, uint64_t &signed_with) -> duckdb::BaseRequest & {
+				    auto request =
+				        Signed("DELETE", {{"uploadId", upload_id}}, SigV4Request::EMPTY_PAYLOAD_SHA256, signed_with);
 				    info = duckdb::make_uniq<duckdb::DeleteRequestInfo>(request.first, request.second, params);
 				    return *info;
 			    },
@@ -215,9 +225,9 @@ private:
 			bool in_doubt = false;
 			// Tried as hard as an abort: what it finds is left open otherwise.
 			auto response = requests->SendAttempts(
-			    [&](duckdb::HTTPParams &params) -> duckdb::BaseRequest & {
+			    [&](duckdb::HTTPParams &params, uint64_t &signed_with) -> duckdb::BaseRequest & {
 				    auto request = Signed("GET", {{"uploads", ""}, {"prefix", address.key}},
-				                          SigV4Request::EMPTY_PAYLOAD_SHA256, address.bucket_path);
+				                          SigV4Request::EMPTY_PAYLOAD_SHA256, signed_with, address.bucket_path);
 				    body.clear();
 				    // Both handlers are set: httpfs's httplib client calls the response handler unchecked.
 				    info = duckdb::make_uniq<duckdb::GetRequestInfo>(
@@ -245,18 +255,19 @@ private:
 		}
 	}
 
-	//! The URL and headers of a signed request.
+	//! The URL and headers of a request signed now; `signed_with` gets the credentials' generation.
 	std::pair<string, duckdb::HTTPHeaders> Signed(const string &method, const Query &query, const string &payload,
-	                                              const string &path_p = string()) {
+	                                              uint64_t &signed_with, const string &path_p = string()) {
+		auto now = credentials->Current(signed_with);
 		SigV4Request request;
 		request.method = method;
 		request.host = address.host;
 		request.path = path_p.empty() ? address.path : path_p;
 		request.query = query;
-		request.region = credentials.region;
+		request.region = now.region;
 		request.amz_date = SigV4Request::AmzDate(std::time(nullptr));
 		request.payload_sha256 = payload;
-		auto headers = SignedS3Headers(credentials, request);
+		auto headers = SignedS3Headers(now, request);
 		auto url = address.scheme + address.host + request.path;
 		if (!query.empty()) {
 			url += "?" + request.CanonicalQuery();
@@ -268,9 +279,9 @@ private:
 	                                             const string &context) {
 		duckdb::unique_ptr<duckdb::PutRequestInfo> info;
 		return requests->SendIdempotent(
-		    [&](duckdb::HTTPParams &params) -> duckdb::BaseRequest & {
-			    // Signed afresh for each attempt: a throttled one may wait seconds.
-			    auto request = Signed("PUT", query, SigV4Request::UNSIGNED_PAYLOAD);
+		    [&](duckdb::HTTPParams &params, uint64_t &signed_with) -> duckdb::BaseRequest & {
+			    // Signed afresh for each attempt: a throttled one may wait seconds, and credentials may be refreshed.
+			    auto request = Signed("PUT", query, SigV4Request::UNSIGNED_PAYLOAD, signed_with);
 			    info = duckdb::make_uniq<duckdb::PutRequestInfo>(request.first, request.second, params,
 			                                                     reinterpret_cast<duckdb::const_data_ptr_t>(data), size,
 			                                                     CONTENT_TYPE);
@@ -285,8 +296,8 @@ private:
 		auto signature = Sha256Hex(body);
 		duckdb::unique_ptr<duckdb::PostRequestInfo> info;
 		requests->SendAttempts(
-		    [&](duckdb::HTTPParams &params) -> duckdb::BaseRequest & {
-			    auto request = Signed("POST", query, signature);
+		    [&](duckdb::HTTPParams &params, uint64_t &signed_with) -> duckdb::BaseRequest & {
+			    auto request = Signed("POST", query, signature, signed_with);
 			    info = duckdb::make_uniq<duckdb::PostRequestInfo>(
 			        request.first, request.second, params, reinterpret_cast<duckdb::const_data_ptr_t>(body.data()),
 			        body.size());
@@ -304,7 +315,8 @@ private:
 	static const string CONTENT_TYPE;
 	const std::unique_ptr<UploadRequests> requests;
 	const string &path;
-	const S3Credentials credentials;
+	//! Shared with the refresh UploadRequests calls.
+	const std::shared_ptr<S3CredentialSource> credentials;
 	const S3Address address;
 	IoStats &stats;
 	//! Whether a CreateMultipartUpload of this upload failed in a way that may have begun an upload all the same,
@@ -329,7 +341,8 @@ std::shared_ptr<UploadTarget> S3Uploads::TargetFor(const string &path, optional_
 	if (!requests) {
 		return nullptr;
 	}
-	return std::make_shared<S3UploadTarget>(std::move(requests), std::move(credentials), std::move(address), stats);
+	auto source = std::make_shared<S3CredentialSource>(path, std::move(credentials), opener);
+	return std::make_shared<S3UploadTarget>(std::move(requests), std::move(source), std::move(address), stats);
 }
 
 } // namespace httpfs2

@@ -1,6 +1,8 @@
 #include "adapter/stores/store_http.hpp"
 
+#include "adapter/common/extension_state.hpp"
 #include "core/requests/url_redaction.hpp"
+#include "duckdb/common/error_data.hpp"
 #include "duckdb/common/string_util.hpp"
 #include "duckdb/logging/logger.hpp"
 #include "duckdb/main/client_context.hpp"
@@ -68,14 +70,67 @@ duckdb::unique_ptr<duckdb::HTTPParams> QuietParams(duckdb::HTTPUtil &http, const
 	return params;
 }
 
-duckdb::unique_ptr<duckdb::HTTPParams> StandInParams(duckdb::HTTPUtil &http, const std::string &path,
-                                                     duckdb::optional_ptr<duckdb::FileOpener> opener,
-                                                     uint64_t timeout_seconds, RequestLog *log) {
-	auto params = QuietParams(http, path, opener, log);
+StandInRequest::StandInRequest(duckdb::HTTPUtil &http, const std::string &path,
+                               duckdb::optional_ptr<duckdb::FileOpener> opener, uint64_t timeout_seconds,
+                               ThrottleListeners listeners_p)
+    : listeners(listeners_p) {
+	params = QuietParams(http, path, opener, &log);
+	backoff = RetryBackoffOf(*params);
+	max_attempts = params->retries + 1;
 	params->timeout = timeout_seconds;
 	params->timeout_usec = 0;
 	params->retries = 0;
-	return params;
+}
+
+duckdb::unique_ptr<duckdb::HTTPResponse>
+StandInRequest::Send(const std::function<duckdb::BaseRequest &()> &make) const {
+	RequestAttempts attempts(backoff, max_attempts, listeners);
+	for (;;) {
+		duckdb::unique_ptr<duckdb::HTTPResponse> response;
+		bool throttled;
+		try {
+			response = log.Send(params->http_util, make());
+			throttled = response && IsThrottling(static_cast<int>(response->status));
+		} catch (std::exception &error) {
+			if (!IsThrottling(HttpStatusOf(error)) || !attempts.Again(AttemptOutcome::THROTTLED)) {
+				throw;
+			}
+			continue;
+		}
+		if (!attempts.Again(throttled ? AttemptOutcome::THROTTLED : AttemptOutcome::DONE)) {
+			return response;
+		}
+	}
+}
+
+ThrottleListeners ReadThrottleListeners(duckdb::ClientContext &context, IoStats &stats, StreamController &streams) {
+	ThrottleListeners listeners;
+	listeners.stats = &stats;
+	listeners.streams = &streams;
+	listeners.hedges = &ExtensionState::Get(*context.db)->hedges;
+	return listeners;
+}
+
+int HttpStatusOf(const std::exception &error) {
+	duckdb::ErrorData data(error);
+	auto status = data.ExtraInfo().find("status_code");
+	if (status == data.ExtraInfo().end()) {
+		return 0;
+	}
+	try {
+		return std::stoi(status->second);
+	} catch (std::exception &) {
+		return 0;
+	}
+}
+
+RetryBackoff RetryBackoffOf(const duckdb::HTTPParams &params, uint64_t max_wait_ms) {
+	RetryBackoff backoff;
+	backoff.wait_ms = params.retry_wait_ms;
+	backoff.backoff = static_cast<double>(params.retry_backoff);
+	backoff.max_wait_ms = max_wait_ms;
+	backoff.throttled_wait_ms = compat::ThrottledWaitMs(params);
+	return backoff;
 }
 
 std::shared_ptr<HostClientPools> UploadConnections::For(duckdb::optional_ptr<duckdb::FileOpener> opener) {

@@ -2,7 +2,6 @@
 
 #include "adapter/common/error_context.hpp"
 #include "adapter/common/extension_state.hpp"
-#include "duckdb/common/error_data.hpp"
 #include "adapter/stores/store_http.hpp"
 #include "core/requests/retry_policy.hpp"
 #include "core/requests/s3_request.hpp"
@@ -33,8 +32,9 @@ std::unique_ptr<UploadRequests> UploadRequests::For(const string &path, duckdb::
 	std::unique_ptr<UploadRequests> requests(new UploadRequests(
 	    path, http, std::move(params), QuietParams(http, path, opener), UploadConnections::For(opener)));
 	requests->log = std::move(log);
-	requests->stats = &stats;
-	requests->streams = &ExtensionState::Get(*context->db)->upload_budget->streams;
+	auto state = ExtensionState::Get(*context->db);
+	requests->throttle_listeners.stats = &stats;
+	requests->throttle_listeners.streams = &state->upload_budget->streams;
 	return requests;
 }
 
@@ -50,89 +50,70 @@ ClientPool &UploadRequests::ClientsFor(const duckdb::BaseRequest &request) {
 	return shared ? shared->For(request.proto_host_port) : clients;
 }
 
-unique_ptr<duckdb::HTTPResponse> UploadRequests::Send(duckdb::BaseRequest &request, const string &what) {
-	auto &pool = ClientsFor(request);
-	auto client = pool.Take();
-	unique_ptr<duckdb::HTTPResponse> response;
-	try {
-		response = log.Send(http, request, &client);
-	} catch (std::exception &error) {
-		Rethrow(error, request, what);
-	}
-	Check(response.get(), what);
-	pool.GiveBack(std::move(client));
-	return response;
-}
-
-unique_ptr<duckdb::HTTPResponse>
-UploadRequests::SendAttempts(const std::function<duckdb::BaseRequest &(duckdb::HTTPParams &)> &make, const string &what,
-                             uint64_t min_attempts, bool &in_doubt) {
-	auto attempts = std::max<uint64_t>(params->retries + 1, min_attempts);
-	for (uint64_t attempt = 1;; attempt++) {
-		auto &request = make(*single_attempt);
+unique_ptr<duckdb::HTTPResponse> UploadRequests::SendAttempts(const MakeRequest &make, const string &what,
+                                                              uint64_t min_attempts, bool &in_doubt) {
+	RequestAttempts attempts(RetryBackoffOf(*params, MAX_RETRY_WAIT_MS),
+	                         std::max<uint64_t>(params->retries + 1, min_attempts), throttle_listeners);
+	for (;;) {
+		uint64_t signed_with = 0;
+		auto &request = make(*single_attempt, signed_with);
 		auto &pool = ClientsFor(request);
 		auto client = pool.Take();
 		unique_ptr<duckdb::HTTPResponse> response;
-		// httpfs throws what it would retry (no answer, 5xx, 429...) and answers a refusal (403, 404...), which
-		// Check throws: nothing was done, so nothing is retried.
+		std::exception_ptr failure;
+		AttemptOutcome outcome;
+		// httpfs throws what it would retry (no answer, 5xx, 429...) and answers a refusal (403, 404...).
 		try {
 			response = log.Send(http, request, &client);
+			outcome = Judge(response.get());
 		} catch (duckdb::IOException &error) {
-			RetryOrRethrow(error, request, what, attempt, attempts, in_doubt);
-			continue;
+			failure = std::current_exception();
+			outcome = IsThrottling(HttpStatusOf(error)) ? AttemptOutcome::THROTTLED : AttemptOutcome::FAILED;
 		} catch (duckdb::HTTPException &error) {
-			RetryOrRethrow(error, request, what, attempt, attempts, in_doubt);
+			failure = std::current_exception();
+			outcome = IsThrottling(HttpStatusOf(error)) ? AttemptOutcome::THROTTLED : AttemptOutcome::FAILED;
+		}
+		if (outcome == AttemptOutcome::DONE) {
+			pool.GiveBack(std::move(client));
+			return response;
+		}
+		auto refresh = [&]() {
+			return refresh_credentials && refresh_credentials(signed_with);
+		};
+		bool again = attempts.Again(outcome, refresh);
+		in_doubt = in_doubt || attempts.InDoubt();
+		if (again) {
 			continue;
 		}
-		Check(response.get(), what);
-		pool.GiveBack(std::move(client));
-		return response;
+		if (!failure) {
+			Check(response.get(), what); // throws: the answer is a refusal
+		}
+		try {
+			std::rethrow_exception(failure);
+		} catch (std::exception &error) {
+			Rethrow(error, request, what);
+		}
 	}
 }
 
-unique_ptr<duckdb::HTTPResponse>
-UploadRequests::SendIdempotent(const std::function<duckdb::BaseRequest &(duckdb::HTTPParams &)> &make,
-                               const string &what) {
+unique_ptr<duckdb::HTTPResponse> UploadRequests::SendIdempotent(const MakeRequest &make, const string &what) {
 	bool in_doubt = false; // the same bytes under the same name, whichever attempt arrived
 	return SendAttempts(make, what, 1, in_doubt);
 }
 
-namespace {
-//! The HTTP status an error of httpfs's carries (an HTTPException's), else 0.
-int StatusOf(const std::exception &error) {
-	duckdb::ErrorData data(error);
-	auto status = data.ExtraInfo().find("status_code");
-	if (status == data.ExtraInfo().end()) {
-		return 0;
+AttemptOutcome UploadRequests::Judge(const duckdb::HTTPResponse *response) {
+	if (!response) {
+		return AttemptOutcome::FAILED;
 	}
-	try {
-		return std::stoi(status->second);
-	} catch (std::exception &) {
-		return 0;
+	if (response->Success()) {
+		return AttemptOutcome::DONE;
 	}
-}
-} // namespace
-
-void UploadRequests::RetryOrRethrow(const std::exception &error, duckdb::BaseRequest &request, const string &what,
-                                    uint64_t attempt, uint64_t attempts, bool &in_doubt) {
-	in_doubt = true;
-	bool throttled = IsThrottling(StatusOf(error));
-	if (throttled) {
-		// Sent too fast for the store: fewer parts at once from now on, for every upload of the database.
-		streams->Throttled();
-		stats->Add(Counter::THROTTLED_ANSWERS);
+	auto status = static_cast<int>(response->status);
+	if (RefusesCredentials(status, XmlElement(response->body, "Code"))) {
+		return AttemptOutcome::CREDENTIALS_REFUSED;
 	}
-	if (attempt >= attempts) {
-		Rethrow(error, request, what);
-	}
-	RetryBackoff backoff {params->retry_wait_ms, static_cast<double>(params->retry_backoff), MAX_RETRY_WAIT_MS};
-	if (!throttled) {
-		backoff.Sleep(attempt);
-		return;
-	}
-	auto wait = backoff.Throttled(attempt, RetryJitter());
-	std::this_thread::sleep_for(wait);
-	stats->Add(Counter::THROTTLED_WAIT_MICROS, static_cast<uint64_t>(wait.count()) * 1000);
+	// Answered, not thrown: httpfs would not retry it either.
+	return IsThrottling(status) ? AttemptOutcome::THROTTLED : AttemptOutcome::REFUSED;
 }
 
 void UploadRequests::Rethrow(const std::exception &error, duckdb::BaseRequest &request, const string &what) {

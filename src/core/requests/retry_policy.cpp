@@ -1,5 +1,9 @@
 #include "core/requests/retry_policy.hpp"
 
+#include "core/common/io_stats.hpp"
+#include "core/common/stream_controller.hpp"
+#include "core/requests/hedge_policy.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <random>
@@ -19,7 +23,9 @@ std::chrono::milliseconds RetryBackoff::After(uint64_t failed) const {
 }
 
 std::chrono::milliseconds RetryBackoff::Throttled(uint64_t failed, double jitter) const {
-	auto full = static_cast<double>(After(failed + 1).count());
+	auto base = *this;
+	base.wait_ms = std::max(wait_ms, throttled_wait_ms);
+	auto full = static_cast<double>(base.After(failed + 1).count());
 	return std::chrono::milliseconds(static_cast<uint64_t>(full * (0.5 + 0.5 * jitter)));
 }
 
@@ -36,11 +42,56 @@ double RetryJitter() {
 	return std::uniform_real_distribution<double>(0, 1)(generator);
 }
 
-void RetryBackoff::Sleep(uint64_t failed) const {
-	auto wait = After(failed);
-	if (wait.count() > 0) {
-		std::this_thread::sleep_for(wait);
+RequestAttempts::RequestAttempts(RetryBackoff backoff_p, uint64_t max_attempts_p, ThrottleListeners listeners_p)
+    : sleep([](std::chrono::milliseconds wait) { std::this_thread::sleep_for(wait); }), backoff(backoff_p),
+      max_attempts(std::max<uint64_t>(max_attempts_p, 1)), listeners(listeners_p) {
+}
+
+bool RequestAttempts::Again(AttemptOutcome outcome, const std::function<bool()> &refresh) {
+	std::chrono::milliseconds wait(0);
+	switch (outcome) {
+	case AttemptOutcome::DONE:
+	case AttemptOutcome::REFUSED:
+		return false;
+	case AttemptOutcome::CREDENTIALS_REFUSED:
+		if (refreshed || !refresh || !refresh()) {
+			return false;
+		}
+		// Signed again with what the secret holds now and sent at once: not a retry of the same request.
+		refreshed = true;
+		return true;
+	case AttemptOutcome::THROTTLED:
+		in_doubt = true;
+		if (listeners.stats) {
+			listeners.stats->Add(Counter::THROTTLED_ANSWERS);
+		}
+		if (listeners.streams) {
+			listeners.streams->Throttled();
+		}
+		if (listeners.hedges) {
+			listeners.hedges->Throttled(StreamController::Now());
+		}
+		if (number >= max_attempts) {
+			return false;
+		}
+		wait = backoff.Throttled(number, RetryJitter());
+		if (listeners.stats) {
+			listeners.stats->Add(Counter::THROTTLED_WAIT_MICROS, static_cast<uint64_t>(wait.count()) * 1000);
+		}
+		break;
+	case AttemptOutcome::FAILED:
+		in_doubt = true;
+		if (number >= max_attempts) {
+			return false;
+		}
+		wait = backoff.After(number);
+		break;
 	}
+	if (wait.count() > 0) {
+		sleep(wait);
+	}
+	number++;
+	return true;
 }
 
 } // namespace httpfs2

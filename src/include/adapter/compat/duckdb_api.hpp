@@ -31,12 +31,22 @@ using ColumnName = duckdb::Identifier;
 inline bool Interrupted(const duckdb::ClientContext &context) {
 	return context.IsInterrupted();
 }
+
+//! http_retry_throttled_wait_ms: the smallest base wait of throttled retries.
+inline uint64_t ThrottledWaitMs(const duckdb::HTTPParams &params) {
+	return params.retry_throttled_wait_ms;
+}
 #else
 using SettingKey = std::string;
 using ColumnName = std::string;
 
 inline bool Interrupted(const duckdb::ClientContext &context) {
 	return context.interrupted.load();
+}
+
+//! DuckDB 1.5 has no setting of its own for throttled retries.
+inline uint64_t ThrottledWaitMs(const duckdb::HTTPParams &) {
+	return 0;
 }
 #endif
 

@@ -22,6 +22,7 @@
 #include "core/read_ahead/object_read_ahead.hpp"
 #include "core/requests/request_race.hpp"
 #include "core/requests/range_answer.hpp"
+#include "core/requests/retry_policy.hpp"
 #include "duckdb/common/file_opener.hpp"
 #include "duckdb/common/http_util.hpp"
 
@@ -134,13 +135,10 @@ private:
 	//! without an ETag, its size and Last-Modified (a weaker proof); false when the version has neither, or the path
 	//! has a query (which may carry a credential).
 	bool CacheKeyOf(CacheKey &key);
-	//! Read's attempts, as httpfs's retry policy makes them.
+	//! Read's attempts, as the one retry policy (RequestAttempts) makes them.
 	void ReadWithRetries(const ByteRange &range, char *destination);
-	//! After an answer refusing the credentials (an expired session token, a key or signature the store no longer
-	//! takes): the secret that matches the path, looked up again as DuckDB resolves it now (the user may have replaced
-	//! it; a credential chain may have refreshed it). True when the credentials changed since those of generation
-	//! `signed_with` (here, or by another request's refresh), which sign from now on.
-	bool RefreshCredentials(uint64_t signed_with);
+	//! What `attempt` at `range` came to; throws ReadsDeclined for answers that decline range reads (Decline).
+	AttemptOutcome Judge(const ByteRange &range, Attempt &attempt);
 	CheckedRangeReader(std::string path, Store store, const ObjectVersion &version,
 	                   duckdb::unique_ptr<duckdb::HTTPParams> params, IoStats &stats);
 	//! One request, no retry; in a race (hedged), `entry` is told when the answer begins and asked before `destination`
@@ -163,22 +161,20 @@ private:
 	[[noreturn]] void Refuse(const ByteRange &range, const Attempt &attempt);
 
 	const Store store;
-	//! What requests are signed with (S3): replaced by RefreshCredentials, under credentials_lock.
-	S3Credentials credentials;
+	//! What requests are signed with (S3; null for http(s)://), looked up again when the store refuses them.
+	std::unique_ptr<S3CredentialSource> credentials;
 	S3Address address;
-	mutable std::mutex credentials_lock;
-	//! How often the credentials were replaced (under credentials_lock).
-	uint64_t credentials_generation = 0;
-	//! The connection that opened the file, whose secrets RefreshCredentials looks up.
-	duckdb::weak_ptr<duckdb::ClientContext> client_context;
 	//! httpfs's parameters for the path (timeout, proxy, TLS), with retries made here and no HTTP log (it records
 	//! headers, which carry signatures).
 	const duckdb::unique_ptr<duckdb::HTTPParams> params;
 	RequestLog log;
-	const uint64_t retries;
+	//! httpfs's retry settings for the path.
+	const RetryBackoff backoff;
+	const uint64_t max_attempts;
 	IoStats &stats;
-	//! Told when the store asks for less (503 Slow Down, 429): the streams of the database are halved.
-	StreamController *streams = nullptr;
+	//! Told when the store asks for less (503 Slow Down, 429): the stats, the streams of the database's reads, the
+	//! hedging policy.
+	ThrottleListeners throttle_listeners;
 	//! The database's hedging policy and the threads hedged GETs are sent on, when the open's settings hedge reads
 	//! (httpfs2_hedge_reads); both outlive the readers their threads keep (ExtensionState).
 	HedgePolicy *hedges = nullptr;

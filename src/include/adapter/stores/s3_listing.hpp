@@ -13,6 +13,7 @@
 
 #include "adapter/common/object_version.hpp"
 #include "core/common/io_stats.hpp"
+#include "core/common/stream_controller.hpp"
 #include "duckdb/common/file_opener.hpp"
 
 #include <string>
@@ -24,8 +25,8 @@ class S3Listing {
 public:
 	//! Keys asked for at most (S3's own most per answer).
 	static constexpr uint64_t MAX_KEYS = 1000;
-	//! How long the listing may take, without retries: it stands in for a tail GET, and a store that stalls it must
-	//! not make the open wait httpfs's http_timeout.
+	//! How long the listing may take, a throttled answer's retries aside: it stands in for a tail GET, and a store that
+	//! stalls it must not make the open wait httpfs's http_timeout.
 	static constexpr uint64_t LIST_TIMEOUT_SECONDS = 5;
 	//! An answer longer than this is not read (S3 keys are at most 1 KiB: MAX_KEYS entries stay far under it).
 	static constexpr uint64_t MAX_ANSWER_BYTES = 8 * 1024 * 1024;
@@ -33,9 +34,10 @@ public:
 	//! The objects right in the folder of the s3:// file at `path` whose keys sort after its key, in key order, at
 	//! most MAX_KEYS, with the credentials and endpoint httpfs would use from the S3 secret that matches it;
 	//! `truncated` when more follow them. False (never throws) when httpfs2 cannot tell: no S3 secret, a form or
-	//! setting it does not address itself, any answer but a listing, a network error.
+	//! setting it does not address itself, any answer but a listing, a network error. A throttled answer is told to
+	//! `streams` (the reads') and sent again after a wait (StandInRequest).
 	static bool After(const std::string &path, duckdb::optional_ptr<duckdb::FileOpener> opener, IoStats &stats,
-	                  std::vector<ListedFile> &files, bool &truncated);
+	                  StreamController &streams, std::vector<ListedFile> &files, bool &truncated);
 };
 
 } // namespace httpfs2

@@ -11,10 +11,12 @@
 
 #pragma once
 
+#include "core/common/io_stats.hpp"
 #include "core/requests/s3_request.hpp"
 #include "duckdb/common/file_opener.hpp"
 #include "duckdb/common/http_util.hpp"
 
+#include <mutex>
 #include <string>
 
 namespace httpfs2 {
@@ -39,6 +41,30 @@ struct S3Credentials {
 //! httpfs (S3Credentials::Read, S3Address::Resolve).
 bool ResolveS3Object(const std::string &path, duckdb::optional_ptr<duckdb::FileOpener> opener,
                      S3Credentials &credentials, S3Address &address);
+
+//! The credentials the requests of one reader or upload of an s3:// path are signed with (from any of its threads), and
+//! their lookup again after the store refused them: an expired session token, a secret the user replaced, a
+//! credential chain that has fresh ones.
+class S3CredentialSource {
+public:
+	//! `credentials` as ResolveS3Object read them for `path` through `opener`, whose connection is where they are
+	//! looked up again.
+	S3CredentialSource(std::string path, S3Credentials credentials, duckdb::optional_ptr<duckdb::FileOpener> opener);
+
+	//! What to sign with now, and its generation (how often they were replaced).
+	S3Credentials Current(uint64_t &generation) const;
+	//! After the store refused credentials of generation `signed_with`: true when they changed since (replaced by
+	//! another request's refresh meanwhile, or looked up again here as DuckDB resolves the path's secret now), and
+	//! requests sign with the new ones from now on; counted in `stats`.
+	bool Refresh(uint64_t signed_with, IoStats &stats);
+
+private:
+	const std::string path;
+	duckdb::weak_ptr<duckdb::ClientContext> client_context;
+	mutable std::mutex lock;
+	S3Credentials credentials;
+	uint64_t generation = 0;
+};
 
 //! The headers of a GET of `range` ("bytes=...") of the object at `address`, signed now.
 duckdb::HTTPHeaders SignedS3RangeGet(const S3Credentials &credentials, const S3Address &address,

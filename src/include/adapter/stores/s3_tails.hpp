@@ -15,6 +15,7 @@
 
 #include "adapter/common/object_version.hpp"
 #include "core/common/io_stats.hpp"
+#include "core/common/stream_controller.hpp"
 #include "duckdb/common/file_opener.hpp"
 #include "duckdb/common/http_util.hpp"
 
@@ -35,16 +36,18 @@ public:
 	//! that matches it. False (never throws) when httpfs2 cannot tell: no S3 secret, a form or setting it does not
 	//! address itself, any answer but a byte range with a Last-Modified and an ETag of S3's MD5 form or none, a network
 	//! error. The caller then opens the file as it would without httpfs2, and httpfs reports what is wrong.
+	//! A throttled answer is told to `streams` (the reads') and sent again after a wait (StandInRequest).
 	static bool Fetch(const std::string &path, duckdb::optional_ptr<duckdb::FileOpener> opener, IoStats &stats,
-	                  ObjectTail &tail);
+	                  StreamController &streams, ObjectTail &tail);
 
-	//! Fetch's request signed and ready to send (TailSend); `stats` must outlive it. Null where Fetch would return
-	//! false before sending anything.
-	static TailSend Prepare(const std::string &path, duckdb::optional_ptr<duckdb::FileOpener> opener, IoStats &stats);
+	//! Fetch's request signed and ready to send (TailSend); `stats` and `streams` must outlive it. Null where Fetch
+	//! would return false before sending anything.
+	static TailSend Prepare(const std::string &path, duckdb::optional_ptr<duckdb::FileOpener> opener, IoStats &stats,
+	                        StreamController &streams);
 
 private:
-	static bool SendTailGet(const std::string &url, const duckdb::HTTPHeaders &headers, duckdb::HTTPParams &params,
-	                        const RequestLog &log, IoStats &stats, ObjectTail &tail);
+	static bool SendTailGet(const std::string &url, const duckdb::HTTPHeaders &headers, const StandInRequest &request,
+	                        IoStats &stats, ObjectTail &tail);
 };
 
 } // namespace httpfs2

@@ -10,10 +10,12 @@
 #pragma once
 
 #include "adapter/compat/duckdb_api.hpp"
+#include "core/requests/retry_policy.hpp"
 #include "duckdb/common/file_opener.hpp"
 #include "duckdb/common/http_util.hpp"
 #include "duckdb/main/client_context_state.hpp"
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -52,12 +54,36 @@ private:
 duckdb::unique_ptr<duckdb::HTTPParams> QuietParams(duckdb::HTTPUtil &http, const std::string &path,
                                                    duckdb::optional_ptr<duckdb::FileOpener> opener,
                                                    RequestLog *log = nullptr);
-//! QuietParams for a request that stands in for one the open makes anyway (a tail GET for the HEAD, a listing for the
-//! next files' tail GETs): one attempt within `timeout_seconds`, so a store that stalls it does not hold the open up
-//! for httpfs's http_timeout and retries; the open then goes on as without it.
-duckdb::unique_ptr<duckdb::HTTPParams> StandInParams(duckdb::HTTPUtil &http, const std::string &path,
-                                                     duckdb::optional_ptr<duckdb::FileOpener> opener,
-                                                     uint64_t timeout_seconds, RequestLog *log = nullptr);
+//! A request that stands in for one the open makes anyway (a tail GET for the HEAD, a listing for the next files' tail
+//! GETs): each attempt within a few seconds, so that a store that stalls it does not hold the open up for httpfs's
+//! http_timeout and retries; an attempt that fails is not sent again, and the open goes on as without it. Only a
+//! throttled answer is sent again, after the waits of the one retry policy (RequestAttempts) and within httpfs's
+//! retries: the request it stands in for would meet the same store.
+struct StandInRequest {
+	//! For `path` through `opener` (QuietParams); `listeners` hear of throttled answers.
+	StandInRequest(duckdb::HTTPUtil &http, const std::string &path, duckdb::optional_ptr<duckdb::FileOpener> opener,
+	               uint64_t timeout_seconds, ThrottleListeners listeners);
+
+	//! Sends what `make` builds (afresh for each attempt) and returns the last answer; throws httpfs's errors but for
+	//! a throttled answer it retries.
+	duckdb::unique_ptr<duckdb::HTTPResponse> Send(const std::function<duckdb::BaseRequest &()> &make) const;
+
+	std::shared_ptr<duckdb::HTTPParams> params;
+	RequestLog log;
+	RetryBackoff backoff;
+	uint64_t max_attempts = 1;
+	ThrottleListeners listeners;
+};
+
+//! Who hears of a throttled answer to a read's request: `stats`, the reads' `streams`, the database's hedging policy.
+ThrottleListeners ReadThrottleListeners(duckdb::ClientContext &context, IoStats &stats, StreamController &streams);
+
+//! The HTTP status an error of httpfs's carries (an HTTPException's), else 0.
+int HttpStatusOf(const std::exception &error);
+
+//! The waits between attempts that httpfs's retry settings in `params` ask for (and DuckDB 2.0's
+//! http_retry_throttled_wait_ms), none longer than `max_wait_ms` (0: no bound).
+RetryBackoff RetryBackoffOf(const duckdb::HTTPParams &params, uint64_t max_wait_ms = 0);
 
 //! A request takes an idle client or none (HTTPUtil then makes one), and gives it back only after a clean answer.
 class ClientPool {

@@ -14,6 +14,7 @@
 #include "adapter/stores/store_http.hpp"
 #include "core/common/io_stats.hpp"
 #include "core/common/stream_controller.hpp"
+#include "core/requests/retry_policy.hpp"
 #include "duckdb/common/file_opener.hpp"
 #include "duckdb/common/http_util.hpp"
 
@@ -35,24 +36,29 @@ public:
 	duckdb::HTTPParams &Params() {
 		return *params;
 	}
-	//! Sends `request` on a kept connection; its successful answer. On failure throws httpfs's error (its type and
-	//! status code) or an HTTPException with the status, the message starting "httpfs2: <what> of '<path>' failed: "
-	//! and the request's URL redacted.
-	duckdb::unique_ptr<duckdb::HTTPResponse> Send(duckdb::BaseRequest &request, const std::string &what);
-	//! Sends the request `make` builds (afresh for each attempt, with the parameters given) with the attempts made
-	//! here, one at a time, rather than in httpfs's retry loop, for a request whose lost answers matter: S3's
-	//! CreateMultipartUpload, each arrival of which begins an upload, and the abort that must not give up early.
-	//! Attempts follow httpfs's policy (http_retries, http_retry_wait_ms, http_retry_backoff, no wait over
-	//! MAX_RETRY_WAIT_MS) and are at least `min_attempts`; `in_doubt` becomes true when one failed in a way that may
-	//! have reached the store (no answer, or a status httpfs retries). Answer and failures as Send's.
-	duckdb::unique_ptr<duckdb::HTTPResponse>
-	SendAttempts(const std::function<duckdb::BaseRequest &(duckdb::HTTPParams &)> &make, const std::string &what,
-	             uint64_t min_attempts, bool &in_doubt);
-	//! SendAttempts for a request that may arrive twice (a PUT of a part or of a whole object: the same bytes under
-	//! the same name), so that an answer asking to slow down is seen here: the uploads' streams are halved and the
-	//! retry waits (RetryBackoff::Throttled), where httpfs's retry loop would retry it at once.
-	duckdb::unique_ptr<duckdb::HTTPResponse>
-	SendIdempotent(const std::function<duckdb::BaseRequest &(duckdb::HTTPParams &)> &make, const std::string &what);
+	//! Builds an attempt's request (afresh for each: signed now) with the parameters given; `signed_with` gets the
+	//! generation of the credentials it was signed with, where they can be refreshed (RefreshCredentialsWith).
+	using MakeRequest = std::function<duckdb::BaseRequest &(duckdb::HTTPParams &params, uint64_t &signed_with)>;
+
+	//! Sends the request `make` builds on a kept connection, with the attempts of the one retry policy
+	//! (RequestAttempts) rather than httpfs's retry loop, so that each answer is seen here: one asking to slow down
+	//! halves the uploads' streams and waits (RetryBackoff::Throttled), one refusing the credentials is sent once more
+	//! when they changed. Attempts follow httpfs's policy (http_retries, http_retry_wait_ms, http_retry_backoff, no
+	//! wait over MAX_RETRY_WAIT_MS) and are at least `min_attempts`; `in_doubt` becomes true when one failed in a way
+	//! that may have reached the store (no answer, or a status httpfs retries), which matters to a request whose every
+	//! arrival counts (S3's CreateMultipartUpload begins an upload each time). Returns the successful answer; throws
+	//! httpfs's error (its type and status code) or an HTTPException with the status, the message starting
+	//! "httpfs2: <what> of '<path>' failed: " and the request's URL redacted.
+	duckdb::unique_ptr<duckdb::HTTPResponse> SendAttempts(const MakeRequest &make, const std::string &what,
+	                                                      uint64_t min_attempts, bool &in_doubt);
+	//! SendAttempts for a request that may arrive twice (a part, a whole object, a HEAD: the same bytes under the same
+	//! name, whichever attempt arrived).
+	duckdb::unique_ptr<duckdb::HTTPResponse> SendIdempotent(const MakeRequest &make, const std::string &what);
+	//! After a refusal of the credentials an attempt was signed with (their generation): true when they changed and
+	//! the next attempt signs with the new ones (S3CredentialSource::Refresh). None: refusals stand.
+	void RefreshCredentialsWith(std::function<bool(uint64_t signed_with)> refresh) {
+		refresh_credentials = std::move(refresh);
+	}
 
 	static constexpr uint64_t MAX_RETRY_WAIT_MS = 1000;
 
@@ -63,9 +69,8 @@ private:
 	               duckdb::unique_ptr<duckdb::HTTPParams> single_attempt, std::shared_ptr<HostClientPools> shared);
 	//! Where `request` takes a kept connection and gives it back: the transaction's, else this upload's own.
 	ClientPool &ClientsFor(const duckdb::BaseRequest &request);
-	//! After attempt `attempt` of `attempts` failed: waits for the next, or throws the failure as Send does.
-	void RetryOrRethrow(const std::exception &error, duckdb::BaseRequest &request, const std::string &what,
-	                    uint64_t attempt, uint64_t attempts, bool &in_doubt);
+	//! What an attempt answered `response` came to.
+	static AttemptOutcome Judge(const duckdb::HTTPResponse *response);
 	[[noreturn]] void Rethrow(const std::exception &error, duckdb::BaseRequest &request, const std::string &what);
 	//! Throws unless `response` is a success.
 	void Check(duckdb::HTTPResponse *response, const std::string &what);
@@ -77,8 +82,8 @@ private:
 	//! Where its requests are logged (QuietParams).
 	RequestLog log;
 	//! The filesystem's stats and the database's upload streams (UploadBudget::streams), told of throttled answers.
-	IoStats *stats = nullptr;
-	StreamController *streams = nullptr;
+	ThrottleListeners throttle_listeners;
+	std::function<bool(uint64_t)> refresh_credentials;
 	//! The connections of the uploads of this transaction (UploadConnections); null: `clients` alone.
 	const std::shared_ptr<HostClientPools> shared;
 	ClientPool clients;

@@ -3,15 +3,18 @@
 //
 // core/requests/retry_policy.hpp
 //
-// How long the requests httpfs2 sends itself wait between attempts: httpfs's policy (http_retry_wait_ms,
-// http_retry_backoff), written once for the range GETs and the uploads' requests; and what an answer that asks the
-// client to slow down (throttling) makes them wait.
+// The one retry policy of every request httpfs2 sends itself (range GETs, tails, listings, upload parts, an upload's
+// begin, completion and abort): how long attempts wait between them (httpfs's http_retry_wait_ms and
+// http_retry_backoff; DuckDB 2.0's http_retry_throttled_wait_ms), which failures are sent again, what an answer that
+// asks the client to slow down (throttling) makes them wait and whom it tells, and the one new attempt after the
+// credentials were refused and changed.
 //===----------------------------------------------------------------------===//
 
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace httpfs2 {
@@ -21,14 +24,16 @@ struct RetryBackoff {
 	double backoff = 1;
 	//! No wait is longer than this (0: no bound).
 	uint64_t max_wait_ms = 0;
+	//! The smallest base wait of throttled retries (DuckDB 2.0's http_retry_throttled_wait_ms; 0 on 1.5): they back
+	//! off from the larger of it and wait_ms.
+	uint64_t throttled_wait_ms = 0;
 
 	//! The wait after attempt `failed` (1 = the first) failed, before the next: as httpfs waits, none before the first
 	//! retry, then wait_ms times backoff^(failed - 2).
 	std::chrono::milliseconds After(uint64_t failed) const;
-	//! Sleeps for After(failed).
-	void Sleep(uint64_t failed) const;
 	//! The wait after attempt `failed` was throttled: the store asked to slow down, so even the first retry waits,
-	//! wait_ms x backoff^(failed - 1) (bounded by max_wait_ms), of which a random share between half and all of it
+	//! max(wait_ms, throttled_wait_ms) x backoff^(failed - 1) (bounded by max_wait_ms), of which a random share between
+	//! half and all of it
 	//! (`jitter` in [0, 1)): streams throttled at once do not all come back at once.
 	std::chrono::milliseconds Throttled(uint64_t failed, double jitter) const;
 };
@@ -45,5 +50,67 @@ bool RefusesCredentials(int status, const std::string &code);
 
 //! A random number in [0, 1) for Throttled's jitter (a generator per thread).
 double RetryJitter();
+
+class IoStats;
+class StreamController;
+class HedgePolicy;
+
+//! What one attempt of a request came to, as its sender judged the answer.
+enum class AttemptOutcome : uint8_t {
+	//! Answered as asked: no other attempt.
+	DONE,
+	//! Refused in a way another attempt would not change (403, 404, an answer of another version), or a failure the
+	//! sender does not retry (a request that stands in for another, which the open then makes).
+	REFUSED,
+	//! Failed on the way (no answer, a cut connection, a 5xx or another status httpfs retries): it may have reached
+	//! the store, and another attempt may pass.
+	FAILED,
+	//! The store asked the client to slow down (IsThrottling).
+	THROTTLED,
+	//! The store refused the credentials it was signed with (RefusesCredentials).
+	CREDENTIALS_REFUSED
+};
+
+//! Who hears of throttled answers; any may be null. The stats count them and the time waited, the streams of the
+//! database's reads or of its uploads are halved (StreamController::Throttled), the hedging policy sends no hedge for a
+//! while (a hedge is one more request to a store that asked for fewer).
+struct ThrottleListeners {
+	IoStats *stats = nullptr;
+	StreamController *streams = nullptr;
+	HedgePolicy *hedges = nullptr;
+};
+
+//! The attempts of one request: after each, whether another is sent and how long it waits first. Attempts follow
+//! httpfs's retry settings (at most `max_attempts`, RetryBackoff's waits); a throttled answer is told to the
+//! listeners and waits RetryBackoff::Throttled, jittered; a refusal of the credentials is sent again once, at once and
+//! not counted as an attempt, when the credentials changed since (`refresh` says so, having looked them up again).
+class RequestAttempts {
+public:
+	RequestAttempts(RetryBackoff backoff, uint64_t max_attempts, ThrottleListeners listeners = ThrottleListeners());
+
+	//! After the current attempt came to `outcome`: true when another is to be sent, after the wait (slept here).
+	//! `refresh` is asked after a refusal of the credentials, at most once per request.
+	bool Again(AttemptOutcome outcome, const std::function<bool()> &refresh = nullptr);
+	//! The attempt being made: 1 for the first.
+	uint64_t Number() const {
+		return number;
+	}
+	//! Whether an attempt failed in a way that may have reached the store (FAILED or THROTTLED): a request that must
+	//! not arrive twice (an upload's begin) is then in doubt.
+	bool InDoubt() const {
+		return in_doubt;
+	}
+
+	//! How waits are slept (tests record them instead).
+	std::function<void(std::chrono::milliseconds)> sleep;
+
+private:
+	const RetryBackoff backoff;
+	const uint64_t max_attempts;
+	const ThrottleListeners listeners;
+	uint64_t number = 1;
+	bool in_doubt = false;
+	bool refreshed = false;
+};
 
 } // namespace httpfs2
