@@ -28,6 +28,8 @@ subresources); upload faults to the multipart requests of such keys; head_forbid
   and its answer lost (the connection closes without a response); later ones of that upload get 404 NoSuchUpload.
 - part_trickle: UploadPart is forwarded, and its answer sent one byte every trickle_interval seconds, for at most
   trickle_seconds, then the connection closes.
+- part_trickle_once: the same for the first UploadPart of part number trickle_part of an upload; the later ones of
+  that number (a retry, a hedge) and the other parts are answered as usual: one straggler.
 - part_slow_down: the first slow_down_parts UploadParts (since the last reset) are not forwarded and answered 503
   with S3's SlowDown error, as S3 answers a client past its request rate.
 - slow_down: every slow_down_every-th request of each kind (since the last reset; the first of each kind included)
@@ -86,7 +88,14 @@ READ_MODES = (
     "stall_tail",
     "stall_first_byte",
 )
-UPLOAD_MODES = ("upload_part_no_etag", "complete_error_body", "complete_lost_404", "part_trickle", "part_slow_down")
+UPLOAD_MODES = (
+    "upload_part_no_etag",
+    "complete_error_body",
+    "complete_lost_404",
+    "part_trickle",
+    "part_trickle_once",
+    "part_slow_down",
+)
 THROTTLE_MODES = ("slow_down",)
 HEADER_MODES = ("get_no_etag", "pinned_validators", "expiring_token")
 MODES = frozenset(("normal", *READ_MODES, *UPLOAD_MODES, *THROTTLE_MODES, *HEADER_MODES, "head_forbidden"))
@@ -413,7 +422,7 @@ class _Handler(BaseHTTPRequestHandler):
         if object_get:
             return self._get(path, modes)
         if self.command == "PUT" and "partNumber" in params and "uploadId" in params:
-            return self._upload_part(modes, body)
+            return self._upload_part(modes, body, (params["uploadId"][0], params["partNumber"][0]))
         if self.command == "POST" and "uploadId" in params:
             return self._complete(params["uploadId"][0], modes, body)
         return self._relay(self._request_upstream(self.command, self._forward_headers(), body))
@@ -553,12 +562,13 @@ class _Handler(BaseHTTPRequestHandler):
 
     # --- upload faults ---
 
-    def _upload_part(self, modes: frozenset, body: bytes) -> int:
+    def _upload_part(self, modes: frozenset, body: bytes, part: tuple) -> int:
         proxy = self.proxy
         if "part_slow_down" in modes and proxy.counts.get("hit:part_slow_down", 0) < proxy.slow_down_parts:
             self._fault("part_slow_down")
             return self._answer(503, SLOW_DOWN_BODY, [("Content-Type", "application/xml")], reason="Slow Down")
-        if "part_trickle" in modes:
+        straggler = part[1] == str(proxy.trickle_part) and proxy._first_attempt_of(part)
+        if "part_trickle" in modes or ("part_trickle_once" in modes and straggler):
             response = self._request_upstream("PUT", self._forward_headers(), body)
             data = response.read()
             headers = [(k, v) for k, v in self._response_headers(response) if k.lower() != "content-length"]
@@ -650,6 +660,7 @@ class HostileProxy:
         self.stall_tail_closed_ranges = stall_tail_closed_ranges
         self.trickle_interval = trickle_interval
         self.trickle_seconds = trickle_seconds
+        self.trickle_part = 2
         self.slow_down_parts = slow_down_parts
         self.slow_down_every = slow_down_every
         self.stall_every = stall_every
@@ -704,6 +715,7 @@ class HostileProxy:
             self._cache = {}
             self._sizes = {}
             self._completes = set()
+            self._parts_sent = set()
             self._upstream_completes = []
             self._seen = {"get": 0, "part": 0}
             self._hooks = {"get": None, "part": None}
@@ -752,6 +764,13 @@ class HostileProxy:
             seen = self._kinds_seen.get(kind, 0)
             self._kinds_seen[kind] = seen + 1
             return seen % max(self.slow_down_every, 1) == 0
+
+    def _first_attempt_of(self, part: tuple) -> bool:
+        """Whether this is the first UploadPart of (upload id, part number) since the last reset."""
+        with self._lock:
+            first = part not in self._parts_sent
+            self._parts_sent.add(part)
+            return first
 
     def _before(self, kind: str):
         """A matching object GET ("get") or an UploadPart ("part") is about to be forwarded: its hook, when due."""

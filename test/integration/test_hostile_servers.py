@@ -789,6 +789,44 @@ def test_a_part_answer_that_trickles_ends_at_an_interrupt_and_leaves_no_upload(
     assert left_open == [], f"multipart uploads left open: {left_open}"
 
 
+@pytest.mark.parametrize("client", CLIENTS)
+def test_a_part_that_straggles_is_sent_again_and_the_copy_ends_right(
+    request, connect, rig, hostile_s3, upload_local, client
+):
+    """Part 2's first UploadPart is stored at once and its answer trickles a byte a second for 40 s (a straggler; no
+    wait reaches http_timeout); its other attempts and the other parts are answered as usual. httpfs2 sends a part
+    whose answer has not come by the uploads' hedging deadline (10 s until parts were timed, then 3 x their 95th
+    percentile, never under 5 s) again as the same part number and takes the first answer: the COPY ends byte-equal
+    long before the trickle, with no multipart upload left open."""
+    abort_open_uploads(rig)
+    key = f"{PREFIX}uploads/straggler-{client}.csv"
+    db = writer(connect, "httpfs2", client)
+    db.con.execute("SET http_timeout = 60")
+    hostile_s3.trickle_interval = 1.0
+    hostile_s3.trickle_seconds = 40.0
+    hostile_s3.mode = "part_trickle_once"
+    outcome = db.run(f"COPY ({UPLOAD_ROWS}) TO '{rig.url(key)}' (FORMAT csv)", limit=30, proxy=hostile_s3)
+    counts = hostile_s3.counts
+    hostile_s3.mode = "normal"
+    hostile_s3.drop_connections()  # ends the trickle still running
+    fail_on_hang(outcome, "the COPY")
+    counters = stats(db.con)
+    report(
+        request,
+        outcome=outcome.text(),
+        seconds=round(outcome.seconds, 2),
+        trickled=counts.get("hit:part_trickle", 0),
+        hedges_sent=counters["hedges_sent"],
+        hedges_won=counters["hedges_won"],
+    )
+    assert counts.get("hit:part_trickle", 0) == 1, counts
+    assert outcome.error is None, outcome.text()
+    assert outcome.seconds < 25, outcome.text()
+    assert sha256(stored(rig, key)) == sha256(upload_local)
+    assert counters["hedges_sent"] >= 1 and counters["hedges_won"] >= 1, counters
+    assert open_multipart_uploads(rig) == []
+
+
 def test_a_same_size_overwrite_behind_size_style_validators_is_read_anew(rig, tmp_path):
     """A plain HTTP server whose ETag is the object's size and whose Last-Modified never moves (rig/http_server.py,
     as servers that make validators of size and mtime look after an overwrite within a second): a Parquet file

@@ -201,3 +201,28 @@ TEST(RequestRace, AFailureIsRethrownToTheCaller) {
 	    RequestRace::Run(threads, policy, TIMEOUT, [](RequestRace::Entry &) { throw std::runtime_error("no answer"); }),
 	    std::runtime_error);
 }
+
+//! A sender whose race the other won knows it (its request's retries stop there); outside a race nobody has lost.
+TEST(RequestRace, TheLoserKnowsItLost) {
+	EXPECT_FALSE(RequestRace::SenderLost());
+	IoPool threads(4);
+	HedgePolicy policy;
+	Learn(policy, 0.001, HedgePolicy::MIN_SAMPLES);
+	auto stall = std::make_shared<Gate>();
+	auto lost = std::make_shared<std::atomic<int>>(-1);
+	auto outcome = RequestRace::Run(threads, policy, TIMEOUT, [stall, lost](RequestRace::Entry &entry) {
+		if (entry.slot == 0) {
+			stall->Wait();
+			*lost = RequestRace::SenderLost() ? 1 : 0;
+			return;
+		}
+		EXPECT_FALSE(RequestRace::SenderLost()) << "nobody claimed yet";
+		entry.FirstByte();
+		EXPECT_TRUE(entry.Claim());
+		EXPECT_FALSE(RequestRace::SenderLost()) << "the winner";
+	});
+	EXPECT_EQ(outcome.winner, 1u);
+	stall->Open();
+	threads.WaitIdle();
+	EXPECT_EQ(lost->load(), 1);
+}

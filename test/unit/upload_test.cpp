@@ -2,6 +2,8 @@
 // failures on demand: tests check the bytes of the object made, the parts sent, the budget and what is left open.
 #include "core/upload/object_upload.hpp"
 
+#include "core/requests/hedge_policy.hpp"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -38,17 +40,36 @@ public:
 	}
 
 	std::string SendPart(const std::string &id, uint64_t number, const char *data, uint64_t size) override {
+		bool straggles;
+		{
+			std::lock_guard<std::mutex> guard(lock);
+			straggles = straggling_parts.count(number) && attempts[number] == 0;
+			attempts[number]++;
+		}
+		if (straggles) {
+			// Stored at once, answered late: the answer of a server that trickles it.
+			Store(id, number, data, size);
+			std::this_thread::sleep_for(straggle);
+			return "etag-" + std::to_string(number);
+		}
 		// Later parts answer sooner, so parts are acknowledged out of order.
 		Wait(number % 3 == 1 ? 3 : 1);
 		std::lock_guard<std::mutex> guard(lock);
-		attempts[number]++;
 		if (failing_parts.count(number) && (fail_times < 0 || attempts[number] <= fail_times)) {
 			throw std::runtime_error("simulated 500 on part " + std::to_string(number));
 		}
+		StoreLocked(id, number, data, size);
+		return "etag-" + std::to_string(number);
+	}
+
+	void Store(const std::string &id, uint64_t number, const char *data, uint64_t size) {
+		std::lock_guard<std::mutex> guard(lock);
+		StoreLocked(id, number, data, size);
+	}
+	void StoreLocked(const std::string &id, uint64_t number, const char *data, uint64_t size) {
 		EXPECT_TRUE(open.count(id)) << "part " << number << " of an upload that is not open";
 		open[id][number] = std::string(data, size);
 		part_sizes[number] = size;
-		return "etag-" + std::to_string(number);
 	}
 
 	void Complete(const std::string &id, const std::vector<std::string> &names) override {
@@ -117,6 +138,9 @@ public:
 	std::map<uint64_t, int> attempts;
 	std::set<uint64_t> failing_parts;
 	int fail_times = -1; // -1: always
+	//! The first attempt of these parts is stored at once and answered after `straggle`.
+	std::set<uint64_t> straggling_parts;
+	std::chrono::milliseconds straggle {0};
 	bool fail_begin = false, fail_complete = false, fail_put = false;
 	//! As R2: a completion of parts of other sizes but the last fails; false: as S3, any sizes.
 	bool equal_parts_only = true;
@@ -163,15 +187,13 @@ struct Fixture {
 	    : store(std::make_shared<SimulatedUploadStore>(latency)), pool(4),
 	      budget(std::make_shared<UploadBudget>(budget_bytes)) {
 	}
-	std::unique_ptr<ObjectUpload> Upload(uint64_t attempts = 1, uint64_t min_part_size = PART / 4) {
-		return UploadTo(store, min_part_size, PART / 4, attempts);
+	std::unique_ptr<ObjectUpload> Upload(uint64_t min_part_size = PART / 4, UploadOptions options = UploadOptions()) {
+		return UploadTo(store, min_part_size, PART / 4, options);
 	}
 	//! An upload of parts of PART bytes to `target`, sharing this fixture's pool and budget.
 	std::unique_ptr<ObjectUpload> UploadTo(std::shared_ptr<SimulatedUploadStore> target, uint64_t min_part_size,
-	                                       uint64_t charge_step = PART / 4, uint64_t attempts = 1) {
-		UploadOptions options;
+	                                       uint64_t charge_step = PART / 4, UploadOptions options = UploadOptions()) {
 		options.part_size = PART;
-		options.part_attempts = attempts;
 		options.charge_step = charge_step;
 		options.min_part_size = min_part_size;
 		return std::unique_ptr<ObjectUpload>(new ObjectUpload(std::move(target), pool, budget, options));
@@ -263,22 +285,12 @@ TEST(ObjectUpload, ObjectsWrittenAtOnceShareTheBudget) {
 	EXPECT_EQ(f.budget->InUse(), 0u);
 }
 
-TEST(ObjectUpload, APartIsTriedAgainThenFailsTheObjectAndAbortsIt) {
-	{
-		Fixture f;
-		f.store->failing_parts = {3};
-		f.store->fail_times = 1;
-		auto bytes = RandomBytes(6 * PART);
-		auto upload = f.Upload(2);
-		WriteInOddPieces(*upload, bytes);
-		upload->Close();
-		EXPECT_EQ(f.store->object, bytes);
-		EXPECT_EQ(f.store->attempts[3], 2);
-	}
+//! A part's retries are its target's (the one retry policy of its requests): a part that fails fails the object.
+TEST(ObjectUpload, APartThatFailsFailsTheObjectAndAbortsIt) {
 	Fixture f;
 	f.store->failing_parts = {3};
 	auto bytes = RandomBytes(6 * PART);
-	auto upload = f.Upload(2);
+	auto upload = f.Upload();
 	try {
 		WriteInOddPieces(*upload, bytes);
 		upload->Close();
@@ -290,10 +302,43 @@ TEST(ObjectUpload, APartIsTriedAgainThenFailsTheObjectAndAbortsIt) {
 	// A failed Write leaves the abort to the handle's destruction (DuckDB's, after the error); Close does it itself.
 	upload.reset();
 	EXPECT_EQ(f.store->object, "the old object");
-	EXPECT_EQ(f.store->attempts[3], 2);
+	EXPECT_EQ(f.store->attempts[3], 1);
 	EXPECT_EQ(f.store->completed, 0u);
 	EXPECT_EQ(f.store->aborted, 1u);
 	EXPECT_TRUE(f.store->open.empty());
+	EXPECT_EQ(f.budget->InUse(), 0u);
+}
+
+//! A part whose answer does not come by the hedging deadline is sent again as the same part number on another
+//! thread; the first answer is taken, and the object completes without waiting for the straggler.
+TEST(ObjectUpload, APartThatStragglesIsSentAgainAndTheFirstAnswerTaken) {
+	Fixture f;
+	f.store->straggling_parts = {2};
+	f.store->straggle = std::chrono::milliseconds(3000);
+	IoPool race_threads(8);
+	HedgePolicy hedges(HedgeLimits {0.05, 0.2, 3, 0.05, 2, 5});
+	IoStats stats;
+	UploadOptions options;
+	options.race_threads = &race_threads;
+	options.hedges = &hedges;
+	options.request_timeout_seconds = 30;
+	options.stats = &stats;
+	auto bytes = RandomBytes(4 * PART);
+	auto upload = f.Upload(PART / 4, options);
+	auto start = std::chrono::steady_clock::now();
+	WriteInOddPieces(*upload, bytes);
+	upload->Close();
+	auto seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+	EXPECT_EQ(f.store->object, bytes);
+	EXPECT_LT(seconds, 2.0) << "the object waited for the straggler";
+	EXPECT_EQ(f.store->attempts[2], 2);
+	EXPECT_EQ(f.store->attempts[1], 1) << "parts that answer in time are sent once";
+	auto counted = stats.Snapshot();
+	EXPECT_EQ(counted.Get(Counter::HEDGES_SENT), 1u);
+	EXPECT_EQ(counted.Get(Counter::HEDGES_WON), 1u);
+	EXPECT_TRUE(f.store->open.empty());
+	upload.reset();
+	race_threads.WaitIdle(); // the straggler ends on its own, holding its own bytes
 	EXPECT_EQ(f.budget->InUse(), 0u);
 }
 
@@ -361,7 +406,7 @@ TEST(ObjectUpload, ManyObjectsBeingWrittenHoldWhatTheyWroteNotAPartEach) {
 	std::vector<std::unique_ptr<ObjectUpload>> uploads;
 	auto bytes = RandomBytes(PART / 4);
 	for (int i = 0; i < 16; i++) {
-		uploads.push_back(f.Upload(1, PART / 2));
+		uploads.push_back(f.Upload(PART / 2));
 		uploads.back()->Write(bytes.data(), bytes.size());
 	}
 	EXPECT_EQ(f.budget->InUse(), 16 * PART / 4);
@@ -404,10 +449,10 @@ TEST(ObjectUpload, APartTheBudgetCannotHoldGoesOnOnDiskInsteadOfWaitingForever) 
 
 TEST(ObjectUpload, AnObjectKeptOnDiskWholeIsOnePut) {
 	Fixture f(PART);
-	auto holder = f.Upload(1, PART);
+	auto holder = f.Upload(PART);
 	auto filler = RandomBytes(PART - 10, 3);
 	holder->Write(filler.data(), filler.size());
-	auto upload = f.Upload(1, PART);
+	auto upload = f.Upload(PART);
 	auto bytes = RandomBytes(PART / 2, 4);
 	upload->Write(bytes.data(), bytes.size());
 	upload->Close();

@@ -93,6 +93,15 @@ unique_ptr<UploadHandle> WrappedFileSystem::OpenUpload(const string &path, duckd
 	}
 	UploadOptions options;
 	options.part_size = settings.write_part_size_bytes;
+	if (settings.hedge_uploads) {
+		options.race_threads = &state->upload_request_threads;
+		options.hedges = &state->upload_hedges;
+		options.stats = stats.get();
+		duckdb::Value timeout;
+		if (FileOpener::TryGetCurrentSetting(opener, "http_timeout", timeout) && !timeout.IsNull()) {
+			options.request_timeout_seconds = timeout.GetValue<double>();
+		}
+	}
 	auto context = FileOpener::TryGetClientContext(opener);
 	if (context) {
 		// An interrupted query, or a closed connection, stops waiting for parts whose answers never end.

@@ -35,6 +35,7 @@ std::unique_ptr<UploadRequests> UploadRequests::For(const string &path, duckdb::
 	auto state = ExtensionState::Get(*context->db);
 	requests->throttle_listeners.stats = &stats;
 	requests->throttle_listeners.streams = &state->upload_budget->streams;
+	requests->throttle_listeners.hedges = &state->upload_hedges;
 	return requests;
 }
 

@@ -14,7 +14,16 @@ constexpr double HedgePolicy::SHARE;
 constexpr double HedgePolicy::BURST;
 constexpr double HedgePolicy::QUIET_SECONDS;
 
-HedgePolicy::HedgePolicy() {
+HedgeLimits HedgeLimits::Reads() {
+	return HedgeLimits {HedgePolicy::FLOOR_SECONDS, HedgePolicy::COLD_SECONDS, HedgePolicy::MARGIN,
+	                    HedgePolicy::SHARE,         HedgePolicy::BURST,        HedgePolicy::QUIET_SECONDS};
+}
+
+HedgeLimits HedgeLimits::Uploads() {
+	return HedgeLimits {5.0, 10.0, HedgePolicy::MARGIN, HedgePolicy::SHARE, 2.0, HedgePolicy::QUIET_SECONDS};
+}
+
+HedgePolicy::HedgePolicy(HedgeLimits limits_p) : limits(limits_p), budget(limits_p.burst) {
 	samples.reserve(WINDOW);
 }
 
@@ -31,7 +40,7 @@ void HedgePolicy::ObserveFirstByte(double seconds) {
 
 void HedgePolicy::RequestSent() {
 	MutexLock guard(lock);
-	budget = std::min(BURST, budget + SHARE);
+	budget = std::min(limits.burst, budget + limits.share);
 }
 
 void HedgePolicy::Throttled(double now) {
@@ -41,12 +50,12 @@ void HedgePolicy::Throttled(double now) {
 
 double HedgePolicy::DeadlineLocked() const {
 	if (samples.size() < MIN_SAMPLES) {
-		return COLD_SECONDS;
+		return limits.cold_seconds;
 	}
 	auto sorted = samples;
 	auto rank = static_cast<size_t>(PERCENTILE * static_cast<double>(sorted.size() - 1));
 	std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(rank), sorted.end());
-	return std::max(FLOOR_SECONDS, MARGIN * sorted[rank]);
+	return std::max(limits.floor_seconds, limits.margin * sorted[rank]);
 }
 
 double HedgePolicy::DeadlineSeconds() const {
@@ -56,7 +65,7 @@ double HedgePolicy::DeadlineSeconds() const {
 
 bool HedgePolicy::TryHedge(double now) {
 	MutexLock guard(lock);
-	if (throttled_at >= 0 && now - throttled_at < QUIET_SECONDS) {
+	if (throttled_at >= 0 && now - throttled_at < limits.quiet_seconds) {
 		return false;
 	}
 	if (budget < 1) {
@@ -75,7 +84,7 @@ void HedgePolicy::Reset() {
 	MutexLock guard(lock);
 	samples.clear();
 	next = 0;
-	budget = BURST;
+	budget = limits.burst;
 	throttled_at = -1;
 }
 

@@ -13,6 +13,14 @@ static double Seconds(Clock::duration duration) {
 	return std::chrono::duration<double>(duration).count();
 }
 
+struct RaceState;
+
+namespace {
+//! The race and slot of the sender the calling thread runs, if any (SenderLost).
+thread_local RaceState *current_race = nullptr;
+thread_local size_t current_slot = 0;
+} // namespace
+
 //! Shared by the caller and its senders; a loser keeps it after the caller left.
 struct RaceState {
 	static constexpr size_t NOBODY = 2;
@@ -43,11 +51,14 @@ struct RaceState {
 		threads.Submit([self, slot] {
 			RequestRace::Entry entry(self, slot);
 			std::exception_ptr thrown;
+			current_race = self.get();
+			current_slot = slot;
 			try {
 				self->sender(entry);
 			} catch (...) {
 				thrown = std::current_exception();
 			}
+			current_race = nullptr;
 			std::lock_guard<std::mutex> guard(self->lock);
 			self->error[slot] = thrown;
 			self->finished[slot] = true;
@@ -95,6 +106,14 @@ bool RequestRace::Entry::Claim() {
 		race->claimed = slot;
 	}
 	return race->claimed == slot;
+}
+
+bool RequestRace::SenderLost() {
+	if (!current_race) {
+		return false;
+	}
+	std::lock_guard<std::mutex> guard(current_race->lock);
+	return current_race->claimed != RaceState::NOBODY && current_race->claimed != current_slot;
 }
 
 RequestRace::Outcome RequestRace::Run(IoPool &threads, HedgePolicy &policy, double timeout_seconds, Sender sender) {

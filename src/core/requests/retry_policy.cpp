@@ -3,6 +3,7 @@
 #include "core/common/io_stats.hpp"
 #include "core/common/stream_controller.hpp"
 #include "core/requests/hedge_policy.hpp"
+#include "core/requests/request_race.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -48,50 +49,48 @@ RequestAttempts::RequestAttempts(RetryBackoff backoff_p, uint64_t max_attempts_p
 }
 
 bool RequestAttempts::Again(AttemptOutcome outcome, const std::function<bool()> &refresh) {
-	std::chrono::milliseconds wait(0);
-	switch (outcome) {
-	case AttemptOutcome::DONE:
-	case AttemptOutcome::REFUSED:
+	if (outcome == AttemptOutcome::DONE || outcome == AttemptOutcome::REFUSED) {
 		return false;
-	case AttemptOutcome::CREDENTIALS_REFUSED:
+	}
+	if (outcome == AttemptOutcome::THROTTLED) {
+		Throttled();
+	}
+	if (RequestRace::SenderLost()) {
+		return false; // another request of its race answered: nobody waits for this one
+	}
+	if (outcome == AttemptOutcome::CREDENTIALS_REFUSED) {
 		if (refreshed || !refresh || !refresh()) {
 			return false;
 		}
 		// Signed again with what the secret holds now and sent at once: not a retry of the same request.
 		refreshed = true;
 		return true;
-	case AttemptOutcome::THROTTLED:
-		in_doubt = true;
-		if (listeners.stats) {
-			listeners.stats->Add(Counter::THROTTLED_ANSWERS);
-		}
-		if (listeners.streams) {
-			listeners.streams->Throttled();
-		}
-		if (listeners.hedges) {
-			listeners.hedges->Throttled(StreamController::Now());
-		}
-		if (number >= max_attempts) {
-			return false;
-		}
-		wait = backoff.Throttled(number, RetryJitter());
-		if (listeners.stats) {
-			listeners.stats->Add(Counter::THROTTLED_WAIT_MICROS, static_cast<uint64_t>(wait.count()) * 1000);
-		}
-		break;
-	case AttemptOutcome::FAILED:
-		in_doubt = true;
-		if (number >= max_attempts) {
-			return false;
-		}
-		wait = backoff.After(number);
-		break;
+	}
+	in_doubt = true; // FAILED or THROTTLED: it may have reached the store
+	if (number >= max_attempts) {
+		return false;
+	}
+	auto wait = outcome == AttemptOutcome::THROTTLED ? backoff.Throttled(number, RetryJitter()) : backoff.After(number);
+	if (outcome == AttemptOutcome::THROTTLED && listeners.stats) {
+		listeners.stats->Add(Counter::THROTTLED_WAIT_MICROS, static_cast<uint64_t>(wait.count()) * 1000);
 	}
 	if (wait.count() > 0) {
 		sleep(wait);
 	}
 	number++;
 	return true;
+}
+
+void RequestAttempts::Throttled() const {
+	if (listeners.stats) {
+		listeners.stats->Add(Counter::THROTTLED_ANSWERS);
+	}
+	if (listeners.streams) {
+		listeners.streams->Throttled();
+	}
+	if (listeners.hedges) {
+		listeners.hedges->Throttled(StreamController::Now());
+	}
 }
 
 } // namespace httpfs2

@@ -1,6 +1,9 @@
 #include "core/upload/object_upload.hpp"
 
+#include "core/requests/request_race.hpp"
+
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
@@ -12,8 +15,9 @@ namespace httpfs2 {
 //! What the writer and the part tasks share; outlives the ObjectUpload while a task holds it.
 struct ObjectUpload::State {
 	State(std::shared_ptr<UploadTarget> target_p, IoPool &pool_p, std::shared_ptr<UploadBudget> budget_p,
-	      uint64_t part_attempts_p)
-	    : target(std::move(target_p)), pool(pool_p), budget(std::move(budget_p)), part_attempts(part_attempts_p) {
+	      const UploadOptions &options)
+	    : target(std::move(target_p)), pool(pool_p), budget(std::move(budget_p)), race_threads(options.race_threads),
+	      hedges(options.hedges), request_timeout_seconds(options.request_timeout_seconds), stats(options.stats) {
 	}
 
 	//! Sends `part` on the pool once the upload has begun; the first part begins it there, off the writer's thread.
@@ -22,6 +26,9 @@ struct ObjectUpload::State {
 	//! There will be no upload: the parts waiting for it settle unsent.
 	void BeginFailed(std::exception_ptr error);
 	void Send(Part &part);
+	//! The part's name: its one request, or with hedging (race_threads and hedges) sent again past the policy's
+	//! deadline, the first answer taken.
+	std::string SendPart(const Part &part);
 	//! Called once per part, from its destructor: sent, failed, or dropped with the pool. The last part of a closed
 	//! object to settle has its completion sent on the pool.
 	void Settle(Part &part);
@@ -49,7 +56,10 @@ struct ObjectUpload::State {
 	const std::shared_ptr<UploadTarget> target;
 	IoPool &pool;
 	const std::shared_ptr<UploadBudget> budget;
-	const uint64_t part_attempts;
+	IoPool *const race_threads;
+	HedgePolicy *const hedges;
+	const double request_timeout_seconds;
+	IoStats *const stats;
 
 	std::mutex lock;
 	std::condition_variable settled;
@@ -202,20 +212,47 @@ void ObjectUpload::State::Send(Part &part) {
 		}
 		UploadBudget &budget;
 	} stream(*budget);
-	for (uint64_t attempt = 1; attempt <= part_attempts; attempt++) {
-		try {
-			auto start = std::chrono::steady_clock::now();
-			StreamController::Transfer transfer(budget->streams);
-			part.name = target->SendPart(upload_id, part.number, part.bytes.get(), part.size);
-			transfer.Done(part.size);
-			budget->PartSent(part.size,
-			                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-			part.sent = true;
-			return;
-		} catch (...) {
-			part.failure = std::current_exception();
+	try {
+		auto start = std::chrono::steady_clock::now();
+		StreamController::Transfer transfer(budget->streams);
+		part.name = SendPart(part);
+		transfer.Done(part.size);
+		budget->PartSent(part.size, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+		part.sent = true;
+	} catch (...) {
+		part.failure = std::current_exception();
+	}
+}
+
+std::string ObjectUpload::State::SendPart(const Part &part) {
+	if (!race_threads || !hedges) {
+		return target->SendPart(upload_id, part.number, part.bytes.get(), part.size);
+	}
+	// The senders own what they use: the one that loses sends on after the part settled, holding its bytes (beyond
+	// the budget, which hedges' own budget bounds) until its request ends. The same bytes under the same number:
+	// whichever request the store takes last, the part is the same.
+	auto names = std::make_shared<std::array<std::string, 2>>();
+	auto sent_to = target;
+	auto id = upload_id;
+	auto number = part.number;
+	auto bytes = part.bytes;
+	auto size = part.size;
+	auto outcome = RequestRace::Run(*race_threads, *hedges, request_timeout_seconds,
+	                                [names, sent_to, id, number, bytes, size](RequestRace::Entry &entry) {
+		                                auto name = sent_to->SendPart(id, number, bytes.get(), size);
+		                                // A PUT's answer is whole once it begins: the part's time is its latency.
+		                                entry.FirstByte();
+		                                if (entry.Claim()) {
+			                                (*names)[entry.slot] = std::move(name);
+		                                }
+	                                });
+	if (outcome.hedged && stats) {
+		stats->Add(Counter::HEDGES_SENT);
+		if (outcome.winner == 1) {
+			stats->Add(Counter::HEDGES_WON);
 		}
 	}
+	return (*names)[outcome.winner];
 }
 
 void ObjectUpload::State::Settle(Part &part) {
@@ -373,9 +410,8 @@ void ObjectUpload::State::WaitForParts() {
 
 ObjectUpload::ObjectUpload(std::shared_ptr<UploadTarget> target, IoPool &pool, std::shared_ptr<UploadBudget> budget,
                            UploadOptions options_p)
-    : state(std::make_shared<State>(std::move(target), pool, std::move(budget),
-                                    std::max<uint64_t>(options_p.part_attempts, 1))),
-      options(options_p), equal_parts(state->target->EqualPartsOnly()), part_size(options_p.part_size) {
+    : state(std::make_shared<State>(std::move(target), pool, std::move(budget), options_p)), options(options_p),
+      equal_parts(state->target->EqualPartsOnly()), part_size(options_p.part_size) {
 	if (options.part_size == 0) {
 		throw std::invalid_argument("the part size of an upload must be at least 1 byte");
 	}

@@ -89,6 +89,10 @@ public:
 	//! The threads hedged range GETs are sent on while their reader waits (RequestRace): one per GET in flight, and the
 	//! losers running on to their end, never taking the IO pool's threads that reads need.
 	IoPool request_threads;
+	//! The same for upload parts (httpfs2_hedge_uploads): their policy learns from whole parts' times, and their
+	//! threads are their own, as many as two per part in flight (UploadBudget::streams at most MAX_STREAMS).
+	HedgePolicy upload_hedges {HedgeLimits::Uploads()};
+	IoPool upload_request_threads;
 
 private:
 	std::mutex lock;

@@ -55,6 +55,7 @@ struct IoSettings {
 	std::string cache_directory;
 	uint64_t cache_max_bytes;
 	bool hedge_reads;
+	bool hedge_uploads;
 
 	//! The settings with the recommended preset applied when it is enabled.
 	IoSettings Effective() const;
@@ -203,6 +204,11 @@ constexpr SettingSpec SETTING_SPECS[] = {
                 "begun within a deadline learnt from the first-byte latencies just seen (never under 500 ms); the "
                 "first whole, checked answer is used; at most about 5% of GETs, none while the store throttles",
                 true, &IoSettings::hedge_reads),
+    FlagSetting("httpfs2_hedge_uploads",
+                "Send an upload part again, as the same part number on another connection, when its answer has not "
+                "come within a deadline learnt from the parts just sent (never under 5 s, nor past half of "
+                "http_timeout); the first answer is used; at most about 5% of parts, none while the store throttles",
+                true, &IoSettings::hedge_uploads),
 };
 
 constexpr size_t SETTING_COUNT = sizeof(SETTING_SPECS) / sizeof(SETTING_SPECS[0]);

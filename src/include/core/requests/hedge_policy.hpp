@@ -8,7 +8,9 @@
 // from the first-byte latencies of the GETs just answered (MARGIN times a high percentile of a recent window, never
 // below FLOOR_SECONDS; COLD_SECONDS until the window holds MIN_SAMPLES). Hedges are capped: each GET sent adds SHARE
 // of a hedge to a budget of at most BURST, a hedge takes a whole one; and none is sent for QUIET_SECONDS after the
-// store asked to slow down (a hedge is one more request to a store that is refusing them).
+// store asked to slow down (a hedge is one more request to a store that is refusing them). Those are a read's limits;
+// an upload part's (HedgeLimits::Uploads) learn from whole parts' times and are looser: a hedge sends a part's bytes
+// again on a link that uploads are bound by.
 //===----------------------------------------------------------------------===//
 
 #pragma once
@@ -30,6 +32,23 @@ struct HedgeSnapshot {
 	double budget = 0;
 };
 
+//! A policy's numbers (HedgePolicy's constants say what each is).
+struct HedgeLimits {
+	double floor_seconds;
+	double cold_seconds;
+	double margin;
+	double share;
+	double burst;
+	double quiet_seconds;
+
+	//! A range GET's: the latency learnt is its answer's first byte.
+	static HedgeLimits Reads();
+	//! An upload part's: the latency learnt is the whole part's (a PUT's answer comes once its body is stored). Never
+	//! sooner than 5 s (10 s until parts were seen), at most 2 at once: a part trickling its answer for tens of seconds
+	//! is worth a second one, a part slower than the rest is not.
+	static HedgeLimits Uploads();
+};
+
 class HedgePolicy {
 public:
 	//! The first-byte latencies the deadline is learnt from: the latest WINDOW.
@@ -46,7 +65,7 @@ public:
 	static constexpr double BURST = 4.0;
 	static constexpr double QUIET_SECONDS = 5.0;
 
-	HedgePolicy();
+	explicit HedgePolicy(HedgeLimits limits = HedgeLimits::Reads());
 
 	//! A GET's answer began `seconds` after it was sent.
 	void ObserveFirstByte(double seconds);
@@ -65,11 +84,12 @@ public:
 private:
 	double DeadlineLocked() const HTTPFS2_REQUIRES(lock);
 
+	const HedgeLimits limits;
 	mutable Mutex lock;
 	//! A ring of the latest latencies; `next` is where the next one goes.
 	std::vector<double> samples HTTPFS2_GUARDED_BY(lock);
 	size_t next HTTPFS2_GUARDED_BY(lock) = 0;
-	double budget HTTPFS2_GUARDED_BY(lock) = BURST;
+	double budget HTTPFS2_GUARDED_BY(lock);
 	//! When the store last asked to slow down; none yet when negative.
 	double throttled_at HTTPFS2_GUARDED_BY(lock) = -1;
 };

@@ -55,6 +55,11 @@ public:
 	//! returns once the winner's sender returned (rethrowing what it threw): no sender writes into the caller's memory
 	//! after that.
 	static Outcome Run(IoPool &threads, HedgePolicy &policy, double timeout_seconds, Sender sender);
+
+	//! Whether the calling thread runs a sender whose race another sender won (claimed): its request's own retries
+	//! stop there (RequestAttempts), since nobody waits for its answer, and a loser that sent on could outlive what its
+	//! requests need (a database closed after the query took the winner's answer). False outside a race.
+	static bool SenderLost();
 };
 
 } // namespace httpfs2

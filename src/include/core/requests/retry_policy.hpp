@@ -83,7 +83,8 @@ struct ThrottleListeners {
 //! The attempts of one request: after each, whether another is sent and how long it waits first. Attempts follow
 //! httpfs's retry settings (at most `max_attempts`, RetryBackoff's waits); a throttled answer is told to the
 //! listeners and waits RetryBackoff::Throttled, jittered; a refusal of the credentials is sent again once, at once and
-//! not counted as an attempt, when the credentials changed since (`refresh` says so, having looked them up again).
+//! not counted as an attempt, when the credentials changed since (`refresh` says so, having looked them up again). A
+//! request of a race another request won (RequestRace::SenderLost) is not sent again.
 class RequestAttempts {
 public:
 	RequestAttempts(RetryBackoff backoff, uint64_t max_attempts, ThrottleListeners listeners = ThrottleListeners());
@@ -105,6 +106,9 @@ public:
 	std::function<void(std::chrono::milliseconds)> sleep;
 
 private:
+	//! Tells the listeners of a throttled answer.
+	void Throttled() const;
+
 	const RetryBackoff backoff;
 	const uint64_t max_attempts;
 	const ThrottleListeners listeners;

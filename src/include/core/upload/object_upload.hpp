@@ -24,6 +24,8 @@
 #include <functional>
 #include <stdexcept>
 #include "core/common/io_pool.hpp"
+#include "core/common/io_stats.hpp"
+#include "core/requests/hedge_policy.hpp"
 #include "core/upload/spill_file.hpp"
 #include "core/upload/upload_budget.hpp"
 
@@ -65,8 +67,14 @@ struct UploadOptions {
 	//! The length of every part but the last, at most: an object's first part is at most the budget's fair share
 	//! (its limit over the uploads open), at least `min_part_size`, and fixes the length of the others.
 	uint64_t part_size = 16 * 1024 * 1024;
-	//! Times a part is sent before its failure fails the object.
-	uint64_t part_attempts = 1;
+	//! Where a part that straggles is sent again (RequestRace): the senders' threads (not `pool`'s, whose task waits
+	//! for them), the hedging policy of parts, the request's own timeout (http_timeout: a deadline past half of it is
+	//! left to the timeout), and the stats that count hedges. None: parts are sent once, on the pool's thread (each
+	//! attempt's retries are the target's).
+	IoPool *race_threads = nullptr;
+	HedgePolicy *hedges = nullptr;
+	double request_timeout_seconds = 30;
+	IoStats *stats = nullptr;
 	//! A buffer is charged to the budget in steps of this as it fills, so that many objects written at once (the
 	//! files of a PARTITION_BY) hold what they have written, not a part each.
 	uint64_t charge_step = 1024 * 1024;
