@@ -112,9 +112,11 @@ unique_ptr<UploadHandle> WrappedFileSystem::OpenUpload(const string &path, duckd
 	if (cache) {
 		// The object's old versions will never be served (keys carry the version): their blocks go, off the
 		// writer's path, since finding them scans the cache. Blocks touched since the completion (the new version,
-		// read at once) stay; 10 ms allow for file times, which lag the clock by a few ms.
+		// read at once) stay; 10 ms allow for file times, which lag the clock by a few ms. The version recorded for a
+		// trust window goes at once, before the statement ends: the next open of the path proves its version.
 		auto shared = state;
 		handle->completed = [shared, cache, path]() {
+			cache->Versions().Forget(path);
 			auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(
 			               std::chrono::system_clock::now().time_since_epoch())
 			               .count();

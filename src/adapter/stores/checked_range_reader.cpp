@@ -116,6 +116,11 @@ CheckedRangeReader::CheckedRangeReader(string path_p, Store store_p, const Objec
                                        unique_ptr<duckdb::HTTPParams> params_p, IoStats &stats_p)
     : path(std::move(path_p)), store(store_p), params(std::move(params_p)), retries(params->retries), stats(stats_p) {
 	params->retries = 0;
+	expected = ExpectedOf(version);
+}
+
+ExpectedVersion CheckedRangeReader::ExpectedOf(const ObjectVersion &version) {
+	ExpectedVersion expected;
 	expected.size = version.size;
 	expected.etag = version.etag;
 	// With an ETag, Last-Modified is taken from the first answer: a listing's (ListObjectsV2) may be written at
@@ -123,6 +128,7 @@ CheckedRangeReader::CheckedRangeReader(string path_p, Store store_p, const Objec
 	if (version.etag.empty() && version.last_modified.value != 0) {
 		expected.last_modified = static_cast<std::time_t>(duckdb::Timestamp::GetEpochSeconds(version.last_modified));
 	}
+	return expected;
 }
 
 string CheckedRangeReader::Url() const {
@@ -250,10 +256,13 @@ void CheckedRangeReader::UseCache(std::shared_ptr<BlockCache> cache_p, std::func
 }
 
 bool CheckedRangeReader::CacheKeyOf(CacheKey &key) {
+	return CacheKeyFor(path, Expected(), key);
+}
+
+bool CheckedRangeReader::CacheKeyFor(const string &path, const ExpectedVersion &known, CacheKey &key) {
 	if (path.find('?') != string::npos) {
 		return false;
 	}
-	auto known = Expected();
 	auto size = std::to_string(known.size);
 	if (!known.etag.empty() && known.etag.rfind("W/", 0) != 0) {
 		key.version = "etag=" + known.etag + ";size=" + size;

@@ -101,6 +101,12 @@ public:
 	//! (the read does not wait for the disk).
 	void Read(const ByteRange &range, char *destination);
 
+	//! The block cache's key of `version` of `path`: its strong ETag and size, else its size and Last-Modified; false
+	//! when neither names it, or for a URL with a query (it may carry a token, and keys are written to disk).
+	static bool CacheKeyFor(const std::string &path, const ExpectedVersion &version, CacheKey &key);
+	//! What a reader of `version` expects of its answers at first (before an answer taught it more).
+	static ExpectedVersion ExpectedOf(const ObjectVersion &version);
+
 	//! Reads look in `cache` first and fill it, while the version can key it (CacheKeyOf); `warn` is told once, with
 	//! the reason, when the cache refuses blocks because its writes fail, and the reader no longer uses it. Set
 	//! before the reader is shared.

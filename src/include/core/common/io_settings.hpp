@@ -54,6 +54,7 @@ struct IoSettings {
 	//! As set: "" is the default place (CacheDirectory()).
 	std::string cache_directory;
 	uint64_t cache_max_bytes;
+	uint64_t cache_trust_seconds;
 	bool hedge_reads;
 
 	//! The settings with the recommended preset applied when it is enabled.
@@ -198,6 +199,12 @@ constexpr SettingSpec SETTING_SPECS[] = {
                   "Bound of the block cache on disk, shared by the processes using it: the least recently used blocks "
                   "are evicted past it",
                   SettingScope::GLOBAL, 4 * GiB, 16 * MiB, 1024 * 1024 * GiB, &IoSettings::cache_max_bytes),
+    NumberSetting("httpfs2_cache_trust_seconds",
+                  "With the block cache on: an object's version the cache learnt (a tail GET, a listing, a HEAD, in "
+                  "any process) less than this many seconds ago is used without asking the store, so a read of held "
+                  "blocks makes no request; an object replaced within that time is served stale. 0 (the default) "
+                  "proves the version at every query",
+                  SettingScope::SESSION, 0, 0, 365 * 24 * 3600, &IoSettings::cache_trust_seconds),
     FlagSetting("httpfs2_hedge_reads",
                 "Send a range GET of a split read or read-ahead again on another connection when its answer has not "
                 "begun within a deadline learnt from the first-byte latencies just seen (never under 500 ms); the "
