@@ -396,10 +396,14 @@ idx_t WrappedFileSystem::SeekPosition(FileHandle &handle) {
 // --- paths: existence, removal and globs ---
 
 VersionLookup WrappedFileSystem::LookUpVersion(const string &path, optional_ptr<FileOpener> opener) {
-	if (!store->LooksUpVersions() || !SettingsFor(opener, *state).Effective().enabled) {
+	auto settings = SettingsFor(opener, *state).Effective();
+	if (!store->LooksUpVersions() || !settings.enabled) {
 		return VersionLookup::UNKNOWN;
 	}
 	ObjectVersion version;
+	if (read_opener.TrustedVersion(path, opener, settings, version)) {
+		return VersionLookup::FOUND; // within the trust window the user chose: no request
+	}
 	return store->LookUpVersion(path, opener, version);
 }
 

@@ -97,8 +97,7 @@ unique_ptr<ReadHandle> ReadOpener::Open(const duckdb::OpenFileInfo &file, duckdb
 	GivenMetadata given(file);
 	// A version the cache learnt within the trust window the user chose stands in for the request that proves it.
 	bool trusted = false;
-	if (fast && settings.cache_enabled && settings.cache_trust_seconds > 0 && store.ChecksRanges() &&
-	    (!given.size_given || given.FromCatalog())) {
+	if (fast && (!given.size_given || given.FromCatalog())) {
 		handle = OpenTrusted(file.path, flags, opener, settings, given.FromCatalog() ? given.size : 0);
 		trusted = handle != nullptr;
 	}
@@ -135,7 +134,8 @@ unique_ptr<ReadHandle> ReadOpener::Open(const duckdb::OpenFileInfo &file, duckdb
 	// for a server that ignores ranges where the wrapped filesystem does not fall back to a full download itself.
 	PrepareWholeObject(*handle, version);
 	PrepareSubReads(*handle, opener);
-	if (store.ChecksRanges() && (handle->CanSplit() || settings.ReadAheadActive() || settings.cache_enabled)) {
+	if ((store.ChecksRanges() && (handle->CanSplit() || settings.ReadAheadActive())) ||
+	    (settings.cache_enabled && store.CachesBlocks())) {
 		// A version the store gave with an exact range (a tail GET) says the store serves ranges.
 		handle->range_reader = store.RangeReaderFor(handle->path, version, opener,
 		                                            handle->version_known && store.VersionsConfirmRanges() && !trusted);
@@ -207,16 +207,24 @@ void ReadOpener::AttachCache(CheckedRangeReader &reader, const string &path, con
 	reader.UseCache(std::move(cache), warn);
 }
 
+bool ReadOpener::TrustedVersion(const string &path, optional_ptr<FileOpener> opener, const IoSettings &settings,
+                                ObjectVersion &version) {
+	if (!settings.cache_enabled || settings.cache_trust_seconds == 0 || !store.CachesBlocks() ||
+	    !FileOpener::TryGetClientContext(opener)) {
+		return false;
+	}
+	string error, recorded;
+	auto cache = state.CacheFor(settings, error);
+	auto now = NowNanoseconds();
+	auto window = static_cast<int64_t>(settings.cache_trust_seconds) * 1000 * 1000 * 1000;
+	return cache && cache->Versions().Find(path, now - window, now, recorded) && DecodeVersion(recorded, version);
+}
+
 unique_ptr<ReadHandle> ReadOpener::OpenTrusted(const string &path, duckdb::FileOpenFlags flags,
                                                optional_ptr<FileOpener> opener, const IoSettings &settings,
                                                uint64_t catalog_size) {
-	string error, recorded;
-	auto cache = FileOpener::TryGetClientContext(opener) ? state.CacheFor(settings, error) : nullptr;
-	auto now = NowNanoseconds();
-	auto window = static_cast<int64_t>(settings.cache_trust_seconds) * 1000 * 1000 * 1000;
 	ObjectVersion version;
-	if (!cache || !cache->Versions().Find(path, now - window, now, recorded) || !DecodeVersion(recorded, version) ||
-	    (catalog_size != 0 && version.size != catalog_size)) {
+	if (!TrustedVersion(path, opener, settings, version) || (catalog_size != 0 && version.size != catalog_size)) {
 		return nullptr; // the open proves the version as without a trust window (and records it)
 	}
 	stats.Add(Counter::CACHE_VERSIONS_TRUSTED);
@@ -226,7 +234,7 @@ unique_ptr<ReadHandle> ReadOpener::OpenTrusted(const string &path, duckdb::FileO
 void ReadOpener::CacheTail(const string &path, const ObjectTail &tail, const IoSettings &settings) {
 	string error;
 	CacheKey key;
-	if (!settings.cache_enabled || !store.ChecksRanges() ||
+	if (!settings.cache_enabled || !store.CachesBlocks() ||
 	    !CheckedRangeReader::CacheKeyFor(path, CheckedRangeReader::ExpectedOf(tail.version), key)) {
 		return;
 	}

@@ -78,7 +78,13 @@ std::shared_ptr<CheckedRangeReader> CheckedRangeReader::For(const string &path, 
 		}
 		S3Credentials credentials;
 		S3Address address;
-		if (store == Store::S3 ? !ResolveS3Object(path, opener, credentials, address) : HasHttpSecret(path, opener)) {
+		AzureConnection azure;
+		AzureBlobPath blob;
+		bool addressed = store == Store::S3      ? ResolveS3Object(path, opener, credentials, address)
+		                 : store == Store::AZURE ? AzureBlobPath::Parse(path, blob) && !blob.HasWildcard() &&
+		                                               AzureConnectionFor(path, opener, azure)
+		                                         : !HasHttpSecret(path, opener);
+		if (!addressed) {
 			return nullptr;
 		}
 		auto &http = duckdb::HTTPUtil::Get(*context->db);
@@ -93,6 +99,10 @@ std::shared_ptr<CheckedRangeReader> CheckedRangeReader::For(const string &path, 
 		reader->credentials = std::move(credentials);
 		reader->client_context = context->shared_from_this();
 		reader->address = std::move(address);
+		if (store == Store::AZURE) {
+			reader->azure_url = AzureBlobUrl(azure, blob);
+			reader->azure = std::move(azure);
+		}
 		reader->ranges_confirmed = ranges_confirmed || ranged->Contains(path);
 		reader->ranged = std::move(ranged);
 		reader->streams = streams;
@@ -132,19 +142,27 @@ ExpectedVersion CheckedRangeReader::ExpectedOf(const ObjectVersion &version) {
 }
 
 string CheckedRangeReader::Url() const {
-	return store == Store::S3 ? address.Url() : path;
+	return store == Store::S3 ? address.Url() : store == Store::AZURE ? azure_url : path;
 }
 
-duckdb::HTTPHeaders CheckedRangeReader::Headers(const ByteRange &range, uint64_t &signed_with) const {
+std::pair<string, duckdb::HTTPHeaders> CheckedRangeReader::Request(const ByteRange &range,
+                                                                   uint64_t &signed_with) const {
 	auto value = "bytes=" + std::to_string(range.offset) + "-" + std::to_string(range.End() - 1);
 	if (store == Store::S3) {
 		std::lock_guard<std::mutex> guard(credentials_lock);
 		signed_with = credentials_generation;
-		return SignedS3RangeGet(credentials, address, value);
+		return {Url(), SignedS3RangeGet(credentials, address, value)};
+	}
+	if (store == Store::AZURE) {
+		AzureRequest get;
+		get.verb = "GET";
+		get.url = azure_url;
+		get.ms_headers = {{"x-ms-range", value}};
+		return AuthorizeAzureRequest(azure, get);
 	}
 	duckdb::HTTPHeaders headers;
 	headers["Range"] = value;
-	return headers;
+	return {Url(), headers};
 }
 
 ExpectedVersion CheckedRangeReader::Expected() {
@@ -187,8 +205,9 @@ void CheckedRangeReader::Decline(ReadFallback how, Counter counter) {
 
 void CheckedRangeReader::Send(const ByteRange &range, char *destination, Attempt &attempt, RequestRace::Entry *entry) {
 	auto client = clients.Take();
+	auto request = Request(range, attempt.signed_with);
 	duckdb::GetRequestInfo get(
-	    Url(), Headers(range, attempt.signed_with), *params,
+	    request.first, request.second, *params,
 	    [&](const duckdb::HTTPResponse &response) {
 		    if (entry) {
 			    entry->FirstByte();

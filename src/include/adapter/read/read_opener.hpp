@@ -32,6 +32,11 @@ public:
 	                                    duckdb::optional_ptr<duckdb::FileOpener> opener, const IoSettings &settings,
 	                                    bool fast);
 
+	//! The version of `path` the block cache recorded within httpfs2_cache_trust_seconds, where the settings trust one
+	//! (the cache on, a window, a store whose reads go through the cache); false otherwise. No request.
+	bool TrustedVersion(const std::string &path, duckdb::optional_ptr<duckdb::FileOpener> opener,
+	                    const IoSettings &settings, ObjectVersion &version);
+
 private:
 	//! A handle at the version the store looked up (az:// blobs); nullptr when it is not known.
 	duckdb::unique_ptr<ReadHandle> OpenLookedUp(const std::string &path, duckdb::FileOpenFlags flags,

@@ -15,6 +15,7 @@
 
 #include "adapter/stores/store_http.hpp"
 #include "adapter/common/object_version.hpp"
+#include "adapter/stores/azure_signing.hpp"
 #include "adapter/stores/s3_signing.hpp"
 #include "core/cache/block_cache.hpp"
 #include "core/common/io_stats.hpp"
@@ -73,7 +74,8 @@ private:
 
 class CheckedRangeReader : public std::enable_shared_from_this<CheckedRangeReader> {
 public:
-	enum class Store : uint8_t { S3, HTTP };
+	//! AZURE: az:// blobs, signed with the azure secret's account key or SAS token (AzureConnectionFor).
+	enum class Store : uint8_t { S3, HTTP, AZURE };
 	//! What the request that finds out whether the server serves ranges asks for: a round trip, little transfer.
 	static constexpr uint64_t PROBE_BYTES = 64 * 1024;
 	//! An object whose answers cannot prove their version is read from one GET of it whole, held in memory while its
@@ -154,10 +156,10 @@ private:
 	void Send(const ByteRange &range, char *destination, Attempt &attempt, RequestRace::Entry *entry = nullptr);
 	//! One request as Send, hedged when its answer is late (RequestRace); `attempt` gets the answer that stands.
 	void SendHedged(const ByteRange &range, char *destination, Attempt &attempt);
-	//! Where the GETs go: the object's URL in the store.
+	//! Where the GETs go: the object's URL in the store (without a SAS token: the one errors name).
 	std::string Url() const;
-	//! The headers of a GET of `range`, signed now; `signed_with` gets the credentials' generation.
-	duckdb::HTTPHeaders Headers(const ByteRange &range, uint64_t &signed_with) const;
+	//! The URL and headers of a GET of `range`, signed now; `signed_with` gets the credentials' generation.
+	std::pair<std::string, duckdb::HTTPHeaders> Request(const ByteRange &range, uint64_t &signed_with) const;
 	//! The version answers are checked against: the open's, with what the first exact answer said that the open did
 	//! not (an ETag; the Last-Modified of an object opened with an ETag).
 	ExpectedVersion Expected();
@@ -172,6 +174,9 @@ private:
 	//! What requests are signed with (S3): replaced by RefreshCredentials, under credentials_lock.
 	S3Credentials credentials;
 	S3Address address;
+	//! What requests to an az:// blob are authorized with, and its URL (without a query).
+	AzureConnection azure;
+	std::string azure_url;
 	mutable std::mutex credentials_lock;
 	//! How often the credentials were replaced (under credentials_lock).
 	uint64_t credentials_generation = 0;
