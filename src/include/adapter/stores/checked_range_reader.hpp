@@ -3,12 +3,12 @@
 //
 // adapter/stores/checked_range_reader.hpp
 //
-// The range GETs of sub-reads and read-ahead on s3:// and http(s):// objects, sent by httpfs2 itself through
-// DuckDB's HTTPUtil (httpfs's client, its timeouts and retry policy) so that the status and headers of every answer
-// are seen: httpfs's handles hide them and check only the length. Each answer must be exactly the range asked, of the
-// version the read began with, and prove that version (CheckRangeAnswer). Where the answers fall short of that for any
-// reason but a changed object, the object is read as httpfs alone reads it (ReadFallback), once, on the reader's
-// thread.
+// The range GETs of sub-reads and read-ahead on s3:// and http(s):// objects, and of az:// blobs read through the
+// block cache, sent by httpfs2 itself through DuckDB's HTTPUtil (httpfs's client, its timeouts and retry policy) so
+// that the status and headers of every answer are seen: httpfs's handles hide them and check only the length. Each
+// answer must be exactly the range asked, of the version the read began with, and prove that version
+// (CheckRangeAnswer). Where the answers fall short of that for any reason but a changed object, the object is read as
+// httpfs alone reads it (ReadFallback), once, on the reader's thread.
 //===----------------------------------------------------------------------===//
 
 #pragma once

@@ -185,12 +185,13 @@ constexpr SettingSpec SETTING_SPECS[] = {
                   "Memory for the part buffers of all uploads of the database; never exceeded: a write waits for "
                   "parts to be acknowledged, and a part it cannot hold goes on in a temporary file",
                   SettingScope::GLOBAL, 256 * MiB, 16 * MiB, 1024 * GiB, &IoSettings::write_memory_limit_bytes),
-    FlagSetting("httpfs2_cache_enabled",
-                "Keep the blocks (256 KiB, aligned in the object) of what is read from s3:// and http(s):// on local "
-                "disk, keyed by the object's path and version, and serve reads of the same version from there with no "
-                "request; shared by every process using the same directory; only when "
-                "httpfs2_parallel_read_enabled is on",
-                false, &IoSettings::cache_enabled),
+    FlagSetting(
+        "httpfs2_cache_enabled",
+        "Keep the blocks (256 KiB, aligned in the object) of what is read from s3://, http(s):// and az:// on local "
+        "disk, keyed by the object's path and version, and serve reads of the same version from there with no "
+        "request; shared by every process using the same directory; only when "
+        "httpfs2_parallel_read_enabled is on",
+        false, &IoSettings::cache_enabled),
     TextSetting("httpfs2_cache_directory",
                 "Directory of the block cache; empty means $XDG_CACHE_HOME/httpfs2/blocks, else "
                 "$HOME/.cache/httpfs2/blocks",
