@@ -39,6 +39,8 @@ struct CheckedRangeReader::Attempt {
 	uint64_t received = 0;
 	//! The start of an error's body, for the store's error code.
 	string error_body;
+	//! The URL it was sent to (an az:// blob's may carry a SAS token: never in a message).
+	string url;
 	//! The generation of the credentials it was signed with.
 	uint64_t signed_with = 0;
 	unique_ptr<duckdb::HTTPResponse> response;
@@ -206,6 +208,7 @@ void CheckedRangeReader::Decline(ReadFallback how, Counter counter) {
 void CheckedRangeReader::Send(const ByteRange &range, char *destination, Attempt &attempt, RequestRace::Entry *entry) {
 	auto client = clients.Take();
 	auto request = Request(range, attempt.signed_with);
+	attempt.url = request.first;
 	duckdb::GetRequestInfo get(
 	    request.first, request.second, *params,
 	    [&](const duckdb::HTTPResponse &response) {
@@ -469,7 +472,9 @@ void CheckedRangeReader::Refuse(const ByteRange &range, const Attempt &attempt) 
 	bool failed_in_transfer = attempt.verdict == RangeVerdict::NOT_SUCCESS || attempt.verdict == RangeVerdict::EXACT;
 	if (!attempt.answered || !attempt.response || (request_error && failed_in_transfer)) {
 		// As httpfs reports a request that got no (whole) answer: a timeout, a connection refused or cut.
-		auto error = request_error ? attempt.response->GetRequestError() : string("no answer");
+		// A client's message may name the URL it was sent to, with its SAS token.
+		auto error =
+		    request_error ? RedactUrlIn(attempt.response->GetRequestError(), attempt.url) : string("no answer");
 		throw duckdb::IOException("%s error for HTTP GET to '%s'", error, RedactUrl(Url()));
 	}
 	auto &answer = attempt.answer;
