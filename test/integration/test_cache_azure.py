@@ -9,7 +9,7 @@ import time
 import pytest
 
 from helpers import stats
-from rig.azurite import AzuriteRig, azure_connect, azurite_installed, require_azurite
+from rig.azurite import ACCOUNT, AzuriteRig, azure_connect, azurite_installed, read_sas_token, require_azurite
 from test_cache import blocks_of, cache_setup, sha256
 
 AZURE_FS = "AzureBlobStorageFileSystem"
@@ -69,3 +69,32 @@ def test_an_az_blob_trusted_warm_makes_no_request_and_a_replaced_one_is_read_ane
     sha, again, requests = read_in_fresh_database(azurite, key, directory)
     assert sha == sha256(new), "stale bytes after an overwrite"
     assert again["cache_hits"] == 0 and again["cache_versions_trusted"] == 0
+
+
+def test_an_az_blob_read_with_a_sas_token_is_cached_and_the_token_is_kept_nowhere(azurite, tmp_path):
+    sas = read_sas_token()
+    signature = sas.split("sig=")[1].split("&")[0]
+    key, data = "cache/sas.bin", random.Random(47).randbytes(SIZE)
+    azurite.put_blob(key, data)
+    directory = tmp_path / "cache"
+    for run in range(2):
+        con = azure_connect(azurite, httpfs=True)
+        try:
+            con.execute(
+                f"CREATE SECRET sas (TYPE azure, CONNECTION_STRING "
+                f"'BlobEndpoint=http://{azurite.proxy_endpoint}/{ACCOUNT};SharedAccessSignature={sas}')"
+            )
+            con.execute("SET enable_external_file_cache = false")
+            for statement in cache_setup(directory, read_ahead=False):
+                con.execute(statement)
+            sha = con.execute("SELECT sha256(content) FROM read_blob(?)", [azurite.url(key)]).fetchone()[0]
+            assert sha == sha256(data)
+            counters = stats(con, AZURE_FS)
+            assert (counters["cache_misses"] > 0) if run == 0 else (counters["cache_hits"] == blocks_of(SIZE))
+            text = str(con.execute("SELECT * FROM httpfs2_stats()").fetchall())
+            text += str(con.execute("SELECT * FROM httpfs2_cache_info()").fetchall())
+        finally:
+            con.close()
+        assert signature not in text
+    on_disk = b"".join(f.read_bytes() for f in directory.rglob("*") if f.is_file())
+    assert signature.encode() not in on_disk
