@@ -126,8 +126,8 @@ class AzureMatrix:
 class Warm:
     workloads: tuple = ("lineitem-projection", "glob-agg", "blob")  # names in bench/workloads.py WORKLOADS
     profiles: tuple = ("region",)
-    # The order each point runs them in (bench/warm_bench.py names the two with the cache).
-    configs: tuple = ("native", "httpfs2", "httpfs2 cache cold", "httpfs2 cache warm", "local")
+    # The order each point runs them in (bench/warm_bench.py names the three with the cache).
+    configs: tuple = ("native", "httpfs2", "httpfs2 cache cold", "httpfs2 cache warm", "httpfs2 cache trusted", "local")
     threads: tuple = (1,)
     clients: tuple = ("curl",)
     timeout: float = 1800
@@ -209,7 +209,8 @@ SUITES = {
     "tables": Tables(tables=("iceberg", "iceberg-appends", "delta", "ducklake")),
     # Issue 32: the 22 TPC-H queries on a DuckLake catalog of the 8 tables, and on views over its data files.
     "tables-tpch": Tables(tables=("ducklake-tpch",)),
-    # Issue 44: the block cache, cold (an empty cache) and warm (a fresh process), beside native, no cache and local.
+    # Issue 44: the block cache, cold (an empty cache), warm (a fresh process) and warm trusting the versions cold
+    # learnt, beside native, no cache and local.
     "warm": Warm(),
     # Issues 31 and 32 at bigbox: 8 x 128 MiB read_blob and the lineitem projection, native vs httpfs2 at threads 1 and
     # 4, beside the AWS CRT client and obstore downloading the same objects, with the connections each opened.

@@ -1,7 +1,9 @@
 """Carries out the warm suite (issue 44, item 5): httpfs2's block cache on local disk under a network like object
 storage. For each profile, repeat and workload, in that nesting, fresh workers one after another (interleaved, so load
 drifts hit the configurations alike): native httpfs, httpfs2 without the cache, httpfs2 with an empty cache (cold: it
-fills it), httpfs2 with the cache that cold run left (warm: a fresh process), and the same query on local files.
+fills it), httpfs2 with the cache that cold run left (warm: a fresh process), the same with a trust window
+(httpfs2_cache_trust_seconds: the versions that cold run learnt used with no request), and the same query on local
+files.
 Each run is bench/workload_bench.py's measure (requests from versitygw's access log, bytes through toxiproxy,
 httpfs2_stats()); every answer is checked. The summary printed is the p50 per configuration with the cold and warm
 runs beside httpfs2 without the cache and local. Rows are of kind `warm` in results.csv.
@@ -16,13 +18,16 @@ from bench.configs import CONFIGS, Config
 from bench.report_common import fmt, p50, table
 
 NO_CACHE = "httpfs2"
-COLD, WARM = "httpfs2 cache cold", "httpfs2 cache warm"
+COLD, WARM, TRUSTED = "httpfs2 cache cold", "httpfs2 cache warm", "httpfs2 cache trusted"
 
 
 def cache_config(name: str, directory: Path) -> Config:
-    """httpfs2 with its defaults and the block cache on in `directory`."""
+    """httpfs2 with its defaults and the block cache on in `directory` (trusting what it learnt for an hour, for
+    TRUSTED)."""
     settings = dict(CONFIGS[NO_CACHE].settings)
     settings.update(httpfs2_cache_enabled=True, httpfs2_cache_directory=str(directory))
+    if name == TRUSTED:
+        settings.update(httpfs2_cache_trust_seconds=3600)
     return Config(name, settings)
 
 
@@ -73,7 +78,7 @@ def run_suite(suite, run):
     names = run.pick("configs", suite.configs, suite.configs)
     timeout = run.timeout(suite)
     directory = Path(tempfile.mkdtemp(prefix="httpfs2-warm-cache-"))
-    known = dict(CONFIGS, **{name: cache_config(name, directory) for name in (COLD, WARM)})
+    known = dict(CONFIGS, **{name: cache_config(name, directory) for name in (COLD, WARM, TRUSTED)})
     configs = [run.resolve(known[name]) for name in names]
     run.save_meta(configs={c.name: c.settings for c in configs}, profiles={p: vars(PROFILES[p]) for p in profiles})
     rows = []

@@ -42,6 +42,21 @@ def azurite_installed() -> bool:
     return AZURITE_BLOB.exists() and stamp.exists() and stamp.read_text().strip() == AZURITE_VERSION
 
 
+def read_sas_token() -> str:
+    """An account SAS token of the rig's account that reads and lists for an hour (azure.storage.blob)."""
+    from datetime import UTC, datetime, timedelta
+
+    from azure.storage.blob import AccountSasPermissions, ResourceTypes, generate_account_sas
+
+    return generate_account_sas(
+        account_name=ACCOUNT,
+        account_key=ACCOUNT_KEY,
+        resource_types=ResourceTypes(service=True, container=True, object=True),
+        permission=AccountSasPermissions(read=True, list=True),
+        expiry=datetime.now(UTC) + timedelta(hours=1),
+    )
+
+
 def require_azurite():
     """Raises with the fix when the pinned Azurite or toxiproxy is not installed."""
     if not azurite_installed():

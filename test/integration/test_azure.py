@@ -17,10 +17,17 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from datetime import UTC
 
 from helpers import stats, uncached  # noqa: E402
-from rig.azurite import ACCOUNT, ACCOUNT_KEY, AzuriteRig, azure_connect, azurite_installed, require_azurite  # noqa: E402
+from rig.azurite import (  # noqa: E402
+    ACCOUNT,
+    ACCOUNT_KEY,
+    AzuriteRig,
+    azure_connect,
+    azurite_installed,
+    read_sas_token,
+    require_azurite,
+)
 
 AZURE_FS = "AzureBlobStorageFileSystem"
 # x-ms-version of httpfs2's own requests (AZURE_STORAGE_API_VERSION, src/include/adapter/stores/azure_signing.hpp)
@@ -317,17 +324,7 @@ def test_warm_reread_of_a_fresh_blob_is_served_from_duckdbs_cache(azurite, httpf
 def test_warm_reread_with_a_sas_token(azurite, big_blob):
     """A connection string with a SAS token instead of the account key: the lookup is authorized by the token, the
     warm read is served from the cache, an overwrite is seen, and the token appears in no message or stats."""
-    from datetime import datetime, timedelta
-
-    from azure.storage.blob import AccountSasPermissions, ResourceTypes, generate_account_sas
-
-    sas = generate_account_sas(
-        account_name=ACCOUNT,
-        account_key=ACCOUNT_KEY,
-        resource_types=ResourceTypes(service=True, container=True, object=True),
-        permission=AccountSasPermissions(read=True, list=True),
-        expiry=datetime.now(UTC) + timedelta(hours=1),
-    )
+    sas = read_sas_token()
     con = azure_connect(azurite)
     try:
         con.execute(

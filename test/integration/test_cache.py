@@ -11,10 +11,11 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
-from helpers import blob_sha, enable, gets_by_key, sha256, stats
+from helpers import blob_sha, enable, gets_by_key, server_requests, sha256, stats
 from rig.paths import REPO_ROOT
 
 MiB = 1 << 20
@@ -37,7 +38,7 @@ for statement in args["setup"]:
 con.execute("CALL enable_logging(level = 'WARNING')")
 shas = []
 for url in args["urls"]:
-    shas.append(con.execute("SELECT sha256(content) FROM read_blob(?)", [url]).fetchone()[0])
+    shas.append(con.execute(args.get("query") or "SELECT sha256(content) FROM read_blob(?)", [url]).fetchone()[0])
     if args.get("settle"):
         con.execute("SELECT * FROM httpfs2_stats()").fetchall()  # waits for the blocks handed to the cache's writer
 cursor = con.execute("SELECT * FROM httpfs2_stats() WHERE filesystem = 'S3FileSystem'")
@@ -48,7 +49,7 @@ print(json.dumps({"shas": shas, "stats": row, "info": info, "warnings": [w[0] fo
 """
 
 
-def cache_setup(directory, read_ahead=True, max_bytes=None):
+def cache_setup(directory, read_ahead=True, max_bytes=None, trust_seconds=None):
     setup = [
         "SET httpfs2_parallel_read_enabled = true",
         "SET httpfs2_parallel_read_min_latency_ms = 0",
@@ -58,15 +59,19 @@ def cache_setup(directory, read_ahead=True, max_bytes=None):
     ]
     if max_bytes is not None:
         setup.append(f"SET GLOBAL httpfs2_cache_max_bytes = {max_bytes}")
+    if trust_seconds is not None:
+        setup.append(f"SET httpfs2_cache_trust_seconds = {trust_seconds}")
     return setup
 
 
-def start_child(rig, urls, setup, info=False, settle=False, file_size_limit=None):
+def start_child(rig, urls, setup, info=False, settle=False, file_size_limit=None, query=None):
     """A fresh Python process with DuckDB, httpfs and this build of httpfs2 that reads `urls` whole, one query each
     (with `settle`, waiting for the cache's writes after each), and lists the cache after (with `info`). A
-    `file_size_limit` in bytes stands in for a full disk: a write past it fails with EFBIG (SIGXFSZ ignored)."""
+    `file_size_limit` in bytes stands in for a full disk: a write past it fails with EFBIG (SIGXFSZ ignored). `query`
+    (one value of one row, the URL as its parameter) stands in for the sha256 of the whole object."""
     args = {"secret": rig.secret_sql(rig.proxy_endpoint), "setup": setup, "urls": urls, "info": info}
     args["settle"] = settle
+    args["query"] = query
     env = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
 
     def limit_file_size():
@@ -387,4 +392,165 @@ def test_a_write_through_httpfs2_drops_the_blocks_of_the_path_it_wrote(con, rig,
     while con.execute(cached, [url]).fetchone()[0] != 0 and time.time() < deadline:
         time.sleep(0.1)  # dropped on the IO pool once the upload completed
     assert con.execute(cached, [url]).fetchone()[0] == 0
+    assert con.execute(f"SELECT sum(a) FROM '{url}'").fetchone()[0] == 2 * sum(range(400000))
+
+
+# --- httpfs2_cache_trust_seconds: versions the cache learnt, trusted for a window the user chooses ---
+
+
+def read_counting_requests(rig, urls, setup, **options):
+    """Reads `urls` in a fresh process (read_in_child): its output, and the S3 operations versitygw served meanwhile."""
+    out = {}
+    served = server_requests(rig, lambda: out.update(read_in_child(rig, urls, setup, **options)))
+    return out, served
+
+
+def version_records(directory) -> list:
+    """The version records under the cache's directory (os.walk: a folder the cache removes meanwhile is skipped)."""
+    walk = os.walk(directory / "httpfs2-versions-v1")
+    return sorted(Path(root) / name for root, _, names in walk for name in names if name.endswith(".ver"))
+
+
+def test_a_trusted_warm_read_in_a_fresh_process_makes_no_request_at_all(rig, warm_object, tmp_path):
+    key, data = warm_object
+    directory = tmp_path / "cache"
+    setup = cache_setup(directory, read_ahead=False, trust_seconds=3600)
+    cold, cold_requests = read_counting_requests(rig, [rig.url(key)], setup, settle=True)
+    assert cold["shas"] == [sha256(data)] and sum(cold_requests.values()) >= 2, cold_requests  # a HEAD, GETs
+    assert len(version_records(directory)) == 1
+    warm, warm_requests = read_counting_requests(rig, [rig.url(key)], setup)
+    assert warm["shas"] == [sha256(data)]
+    assert warm_requests == {}, warm_requests  # no HEAD, no GET
+    assert warm["stats"]["cache_versions_trusted"] == 1
+    assert warm["stats"]["cache_misses"] == 0 and warm["stats"]["cache_bytes_served"] == len(data)
+
+
+def test_without_a_trust_window_the_recorded_version_is_not_used(rig, warm_object, tmp_path):
+    key, data = warm_object
+    directory = tmp_path / "cache"
+    read_in_child(rig, [rig.url(key)], cache_setup(directory, read_ahead=False, trust_seconds=3600), settle=True)
+    warm, warm_requests = read_counting_requests(rig, [rig.url(key)], cache_setup(directory, read_ahead=False))
+    assert warm["shas"] == [sha256(data)]
+    assert warm_requests.get("HeadObject", 0) >= 1, warm_requests  # the version proved as by default
+    assert warm["stats"]["cache_versions_trusted"] == 0 and warm["stats"]["cache_misses"] == 0
+
+
+def replaced_after_a_trusting_read(rig, key, tmp_path):
+    """`key` put, read whole by a process trusting versions for an hour (which records its version), then replaced by
+    an object of the same size: the old and new bytes, the cache's directory and the trusting setup."""
+    old, new = os.urandom(3 * MiB + 5), os.urandom(3 * MiB + 5)
+    directory = tmp_path / "cache"
+    rig.put_object(key, old)
+    trusting = cache_setup(directory, read_ahead=False, trust_seconds=3600)
+    assert read_in_child(rig, [rig.url(key)], trusting, settle=True)["shas"] == [sha256(old)]
+    rig.put_object(key, new)
+    return old, new, directory, trusting
+
+
+def test_with_no_window_a_replaced_object_is_read_at_its_new_version_though_one_was_recorded(rig, tmp_path):
+    key = "cache/recorded-replaced.bin"
+    old, new, directory, trusting = replaced_after_a_trusting_read(rig, key, tmp_path)
+    validating = read_in_child(rig, [rig.url(key)], cache_setup(directory, read_ahead=False), settle=True)
+    assert validating["shas"] == [sha256(new)]
+    assert validating["stats"]["cache_hits"] == 0 and validating["stats"]["cache_versions_trusted"] == 0
+    # The version it proved replaced the record: a trusting process now reads the new bytes, from the cache.
+    trusted, requests = read_counting_requests(rig, [rig.url(key)], trusting)
+    assert trusted["shas"] == [sha256(new)] and requests == {}, requests
+
+
+def test_a_replaced_object_is_served_stale_within_the_window_and_at_its_new_version_after(rig, tmp_path):
+    """What a user risks with a trust window: an object replaced within it (same size, new ETag) is served from the
+    old blocks; once the window is over it is read at its new version."""
+    key = "cache/trusted-replaced.bin"
+    old, new, directory, trusting = replaced_after_a_trusting_read(rig, key, tmp_path)
+    stale, requests = read_counting_requests(rig, [rig.url(key)], trusting)
+    assert stale["shas"] == [sha256(old)] and requests == {}, requests
+    time.sleep(2.5)
+    after = read_in_child(rig, [rig.url(key)], cache_setup(directory, read_ahead=False, trust_seconds=2))
+    assert after["shas"] == [sha256(new)]
+    assert after["stats"]["cache_versions_trusted"] == 0 and after["stats"]["cache_hits"] == 0
+
+
+@pytest.mark.parametrize("damage", ["torn", "flipped"])
+def test_a_damaged_version_record_is_a_miss(rig, warm_object, tmp_path, damage):
+    key, data = warm_object
+    directory = tmp_path / "cache"
+    setup = cache_setup(directory, read_ahead=False, trust_seconds=3600)
+    read_in_child(rig, [rig.url(key)], setup, settle=True)
+    [record] = version_records(directory)
+    raw = bytearray(record.read_bytes())
+    if damage == "torn":
+        raw = raw[: len(raw) // 2]
+    else:
+        raw[-3] ^= 0x01  # a byte of the ETag: the record's checksum fails
+    record.write_bytes(bytes(raw))
+    warm, requests = read_counting_requests(rig, [rig.url(key)], setup)
+    assert warm["shas"] == [sha256(data)]
+    assert warm["stats"]["cache_versions_trusted"] == 0
+    assert requests.get("HeadObject", 0) >= 1 and requests.get("GetObject", 0) == 0, requests
+    assert warm["stats"]["cache_misses"] == 0  # the blocks, keyed by the version the HEAD proved, still serve
+
+
+def test_two_processes_trust_one_record_at_once_and_make_no_request(rig, warm_object, tmp_path):
+    key, data = warm_object
+    setup = cache_setup(tmp_path / "cache", read_ahead=False, trust_seconds=3600)
+    read_in_child(rig, [rig.url(key)], setup, settle=True)
+    results = []
+
+    def both():
+        children = [start_child(rig, [rig.url(key)], setup) for _ in range(2)]
+        results.extend(finish_child(child) for child in children)
+
+    requests = server_requests(rig, both)
+    assert [r["shas"] for r in results] == [[sha256(data)]] * 2
+    assert requests == {}, requests
+    assert all(r["stats"]["cache_versions_trusted"] == 1 for r in results)
+
+
+def parquet_bytes(con, tmp_path, rows: int) -> bytes:
+    local = tmp_path / "local.parquet"
+    con.execute(
+        f"COPY (SELECT range AS a, range * 3 % 1000 AS b FROM range({rows})) TO '{local}' "
+        "(FORMAT parquet, ROW_GROUP_SIZE 100000)"
+    )
+    return local.read_bytes()
+
+
+def test_a_parquet_tail_fills_the_cache_and_a_trusted_warm_scan_makes_no_request(con, rig, tmp_path):
+    """The first open of a Parquet file is one GET of its tail: the blocks it holds whole go into the cache, so a
+    warm open trusted within the window reads its footer (and, after a scan, its data) with no request."""
+    key = "cache/trusted/t.parquet"
+    data = parquet_bytes(con, tmp_path, 600000)
+    assert len(data) > 2 * BLOCK
+    rig.put_object(key, data)
+    directory = tmp_path / "cache"
+    setup = cache_setup(directory, trust_seconds=3600)
+    count = "SELECT count(*) FROM read_parquet(?)"
+    total = "SELECT sum(a) + sum(b) FROM read_parquet(?)"
+    expected = sum(range(600000)) + sum(r * 3 % 1000 for r in range(600000))
+    cold = {}
+    gets = gets_by_key(rig, lambda: cold.update(read_in_child(rig, [rig.url(key)], setup, info=True, query=count)))
+    assert cold["shas"] == [600000] and gets.get(key, 0) == 1, gets  # the tail alone
+    assert any(path == rig.url(key) for path, _ in cold["info"]), cold["info"]  # its blocks, from the tail
+    warm, requests = read_counting_requests(rig, [rig.url(key)], setup, query=count)
+    assert warm["shas"] == [600000] and requests == {}, requests
+    scanned = read_in_child(rig, [rig.url(key)], setup, settle=True, query=total)
+    assert scanned["shas"] == [expected]
+    warm, requests = read_counting_requests(rig, [rig.url(key)], setup, query=total)
+    assert warm["shas"] == [expected] and requests == {}, requests
+    assert warm["stats"]["cache_misses"] == 0 and warm["stats"]["cache_hits"] > 0
+
+
+def test_a_write_through_httpfs2_drops_the_trusted_version_of_the_path_it_wrote(con, rig, tmp_path):
+    key = "cache/trusted-rewritten.csv"
+    url = rig.url(key)
+    enable(con, read_ahead=False)
+    directory = tmp_path / "cache"
+    for statement in cache_setup(directory, read_ahead=False, trust_seconds=3600):
+        con.execute(statement)
+    con.execute(f"COPY (SELECT range AS a FROM range(400000)) TO '{url}' (FORMAT csv)")
+    assert con.execute(f"SELECT sum(a) FROM '{url}'").fetchone()[0] == sum(range(400000))
+    assert len(version_records(directory)) == 1
+    con.execute(f"COPY (SELECT range * 2 AS a FROM range(400000)) TO '{url}' (FORMAT csv)")
+    assert version_records(directory) == []
     assert con.execute(f"SELECT sum(a) FROM '{url}'").fetchone()[0] == 2 * sum(range(400000))

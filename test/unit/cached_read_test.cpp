@@ -165,3 +165,23 @@ TEST(AlignCuts, CutsMoveToBlocksAndCoverTheSameBytes) {
 	EXPECT_EQ(pieces[1].offset, ALIGNMENT);
 	EXPECT_EQ(pieces[1].End(), 3000110u);
 }
+
+TEST_F(CachedReadTest, ATailFillsTheBlocksItHoldsWholeAndAReadOfThemFetchesNothing) {
+	FakeObject object(3 * BLOCK + 1000);
+	// The last 256 KiB: the short last block whole, the block before it in part.
+	ByteRange tail {object.size - BLOCK, BLOCK};
+	std::vector<char> bytes(tail.length);
+	for (uint64_t i = 0; i < tail.length; i++) {
+		bytes[i] = object.ByteAt(tail.offset + i);
+	}
+	ASSERT_TRUE(FillBlockCache(*cache, key, object.size, tail, bytes.data()));
+	cache->Flush();
+	EXPECT_TRUE(cache->Holds(key, 3));
+	EXPECT_FALSE(cache->Holds(key, 2)) << "a block the tail holds in part is not cached";
+	Read(object, ByteRange {3 * BLOCK, 1000});
+	EXPECT_TRUE(object.fetched.empty());
+	Read(object, ByteRange {3 * BLOCK - 10, 20});
+	ASSERT_EQ(object.fetched.size(), 1u);
+	EXPECT_EQ(object.fetched[0].offset, 2 * BLOCK);
+	EXPECT_EQ(object.fetched[0].length, BLOCK) << "only the block missing";
+}

@@ -37,7 +37,7 @@ TEST(IoSettings, EveryMemberHasExactlyOneSetting) {
 		                                   : static_cast<const void *>(&(settings.*spec.text));
 		EXPECT_TRUE(members.insert(member).second) << spec.name;
 	}
-	EXPECT_EQ(SETTING_COUNT, 20u);
+	EXPECT_EQ(SETTING_COUNT, 21u);
 }
 
 TEST(IoSettings, CacheIsOffWithADirectoryAUserCanFind) {
@@ -45,6 +45,7 @@ TEST(IoSettings, CacheIsOffWithADirectoryAUserCanFind) {
 	EXPECT_FALSE(settings.cache_enabled);
 	EXPECT_EQ(settings.cache_directory, "");
 	EXPECT_EQ(settings.cache_max_bytes, 4u * GiB);
+	EXPECT_EQ(settings.cache_trust_seconds, 0u) << "validated at every query unless a user chooses a window";
 	EXPECT_TRUE(FindSetting("httpfs2_cache_max_bytes")->scope == SettingScope::GLOBAL);
 	auto home = std::getenv("HOME");
 	auto xdg = std::getenv("XDG_CACHE_HOME");

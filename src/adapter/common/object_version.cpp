@@ -42,6 +42,30 @@ VersionKey KeyOf(const std::string &path, const ObjectVersion &version,
 	return key;
 }
 
+std::string EncodeVersion(const ObjectVersion &version) {
+	return std::to_string(version.size) + "\n" + std::to_string(version.last_modified.value) + "\n" + version.etag;
+}
+
+bool DecodeVersion(const std::string &text, ObjectVersion &version) {
+	auto first = text.find('\n');
+	auto second = first == std::string::npos ? first : text.find('\n', first + 1);
+	if (second == std::string::npos) {
+		return false;
+	}
+	try {
+		size_t used = 0;
+		auto size_text = text.substr(0, first);
+		version.size = std::stoull(size_text, &used);
+		auto modified_text = text.substr(first + 1, second - first - 1);
+		bool whole = used == size_text.size();
+		version.last_modified = duckdb::timestamp_t(std::stoll(modified_text, &used));
+		version.etag = text.substr(second + 1);
+		return whole && used == modified_text.size();
+	} catch (std::exception &) {
+		return false; // not numbers
+	}
+}
+
 bool ObjectVersion::IsContentHash() const {
 	auto text = UnquotedEtag(etag);
 	auto dash = text.find('-');

@@ -121,9 +121,11 @@ unique_ptr<UploadHandle> WrappedFileSystem::OpenUpload(const string &path, duckd
 	if (cache) {
 		// The object's old versions will never be served (keys carry the version): their blocks go, off the
 		// writer's path, since finding them scans the cache. Blocks touched since the completion (the new version,
-		// read at once) stay; 10 ms allow for file times, which lag the clock by a few ms.
+		// read at once) stay; 10 ms allow for file times, which lag the clock by a few ms. The version recorded for a
+		// trust window goes at once, before the statement ends: the next open of the path proves its version.
 		auto shared = state;
 		handle->completed = [shared, cache, path]() {
+			cache->Versions().Forget(path);
 			auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(
 			               std::chrono::system_clock::now().time_since_epoch())
 			               .count();
@@ -403,10 +405,14 @@ idx_t WrappedFileSystem::SeekPosition(FileHandle &handle) {
 // --- paths: existence, removal and globs ---
 
 VersionLookup WrappedFileSystem::LookUpVersion(const string &path, optional_ptr<FileOpener> opener) {
-	if (!store->LooksUpVersions() || !SettingsFor(opener, *state).Effective().enabled) {
+	auto settings = SettingsFor(opener, *state).Effective();
+	if (!store->LooksUpVersions() || !settings.enabled) {
 		return VersionLookup::UNKNOWN;
 	}
 	ObjectVersion version;
+	if (read_opener.TrustedVersion(path, opener, settings, version)) {
+		return VersionLookup::FOUND; // within the trust window the user chose: no request
+	}
 	return store->LookUpVersion(path, opener, version);
 }
 

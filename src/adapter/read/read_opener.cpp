@@ -4,6 +4,7 @@
 
 #include "adapter/compat/duckdb_api.hpp"
 #include "adapter/common/query_versions.hpp"
+#include "core/cache/cached_read.hpp"
 #include "core/formats/manifest_list.hpp"
 #include "core/formats/parquet_layout.hpp"
 #include "core/read_ahead/read_ahead_registry.hpp"
@@ -93,12 +94,18 @@ ReadOpener::ReadOpener(duckdb::FileSystem &wrapper_p, duckdb::FileSystem &inner_
 unique_ptr<ReadHandle> ReadOpener::Open(const duckdb::OpenFileInfo &file, duckdb::FileOpenFlags flags,
                                         optional_ptr<FileOpener> opener, const IoSettings &settings, bool fast) {
 	unique_ptr<ReadHandle> handle;
-	if (fast && store.LooksUpVersions()) {
+	GivenMetadata given(file);
+	// A version the cache learnt within the trust window the user chose stands in for the request that proves it.
+	bool trusted = false;
+	if (fast && (!given.size_given || given.FromCatalog())) {
+		handle = OpenTrusted(file.path, flags, opener, settings, given.FromCatalog() ? given.size : 0);
+		trusted = handle != nullptr;
+	}
+	if (!handle && fast && store.LooksUpVersions()) {
 		handle = OpenLookedUp(file.path, flags, opener, settings);
 	}
 	// A listed file opens with no request at all; a file opened without metadata, or with a catalog's size alone, opens
 	// from its tail: one GET that gives the version and the footer, in place of the HEAD or of the footer's read.
-	GivenMetadata given(file);
 	if (!handle && fast && store.OpensFromTail() && settings.ReadAheadActive() &&
 	    (!given.size_given || given.FromCatalog())) {
 		handle = OpenFromTail(file.path, flags, opener, settings, given.FromCatalog() ? given.size : 0);
@@ -127,12 +134,13 @@ unique_ptr<ReadHandle> ReadOpener::Open(const duckdb::OpenFileInfo &file, duckdb
 	// for a server that ignores ranges where the wrapped filesystem does not fall back to a full download itself.
 	PrepareWholeObject(*handle, version);
 	PrepareSubReads(*handle, opener);
-	if (store.ChecksRanges() && (handle->CanSplit() || settings.ReadAheadActive() || settings.cache_enabled)) {
+	if ((store.ChecksRanges() && (handle->CanSplit() || settings.ReadAheadActive())) ||
+	    (settings.cache_enabled && store.CachesBlocks())) {
 		// A version the store gave with an exact range (a tail GET) says the store serves ranges.
-		handle->range_reader =
-		    store.RangeReaderFor(handle->path, version, opener, handle->version_known && store.VersionsConfirmRanges());
+		handle->range_reader = store.RangeReaderFor(handle->path, version, opener,
+		                                            handle->version_known && store.VersionsConfirmRanges() && !trusted);
 		if (handle->range_reader) {
-			AttachCache(*handle->range_reader, settings, opener);
+			AttachCache(*handle->range_reader, handle->path, settings, opener, trusted ? nullptr : &version);
 		}
 	}
 	if (!handle->range_reader && !version.NamesBytes()) {
@@ -160,7 +168,14 @@ static void LogWarning(duckdb::ClientContext &context, const string &message) {
 	DUCKDB_LOG_WARNING(context, message);
 }
 
-void ReadOpener::AttachCache(CheckedRangeReader &reader, const IoSettings &settings, optional_ptr<FileOpener> opener) {
+//! CLOCK_REALTIME in ns: version records' time, which all processes share.
+static int64_t NowNanoseconds() {
+	return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+	    .count();
+}
+
+void ReadOpener::AttachCache(CheckedRangeReader &reader, const string &path, const IoSettings &settings,
+                             optional_ptr<FileOpener> opener, const ObjectVersion *learnt) {
 	if (!settings.cache_enabled) {
 		return;
 	}
@@ -183,7 +198,51 @@ void ReadOpener::AttachCache(CheckedRangeReader &reader, const IoSettings &setti
 		warn(error);
 		return;
 	}
+	CacheKey key;
+	// Recorded whatever the window of this session: a process that proved a newer version replaces an older record
+	// that processes trusting one would otherwise go on using.
+	if (learnt && CheckedRangeReader::CacheKeyFor(path, CheckedRangeReader::ExpectedOf(*learnt), key)) {
+		cache->Versions().Record(path, EncodeVersion(*learnt), NowNanoseconds());
+	}
 	reader.UseCache(std::move(cache), warn);
+}
+
+bool ReadOpener::TrustedVersion(const string &path, optional_ptr<FileOpener> opener, const IoSettings &settings,
+                                ObjectVersion &version) {
+	if (!settings.cache_enabled || settings.cache_trust_seconds == 0 || !store.CachesBlocks() ||
+	    !FileOpener::TryGetClientContext(opener)) {
+		return false;
+	}
+	string error, recorded;
+	auto cache = state.CacheFor(settings, error);
+	auto now = NowNanoseconds();
+	auto window = static_cast<int64_t>(settings.cache_trust_seconds) * 1000 * 1000 * 1000;
+	return cache && cache->Versions().Find(path, now - window, now, recorded) && DecodeVersion(recorded, version);
+}
+
+unique_ptr<ReadHandle> ReadOpener::OpenTrusted(const string &path, duckdb::FileOpenFlags flags,
+                                               optional_ptr<FileOpener> opener, const IoSettings &settings,
+                                               uint64_t catalog_size) {
+	ObjectVersion version;
+	if (!TrustedVersion(path, opener, settings, version) || (catalog_size != 0 && version.size != catalog_size)) {
+		return nullptr; // the open proves the version as without a trust window (and records it)
+	}
+	stats.Add(Counter::CACHE_VERSIONS_TRUSTED);
+	return OpenAtKnownVersion(path, flags, opener, settings, version);
+}
+
+void ReadOpener::CacheTail(const string &path, const ObjectTail &tail, const IoSettings &settings) {
+	string error;
+	CacheKey key;
+	if (!settings.cache_enabled || !store.CachesBlocks() ||
+	    !CheckedRangeReader::CacheKeyFor(path, CheckedRangeReader::ExpectedOf(tail.version), key)) {
+		return;
+	}
+	auto cache = state.CacheFor(settings, error);
+	if (cache) {
+		// A refusal (writes failing) is the range reader's to report, at this file's first read through the cache.
+		FillBlockCache(*cache, key, tail.version.size, tail.range, tail.bytes.data());
+	}
 }
 
 unique_ptr<ReadHandle> ReadOpener::OpenInner(const duckdb::OpenFileInfo &file, duckdb::FileOpenFlags flags,
@@ -241,6 +300,9 @@ unique_ptr<ReadHandle> ReadOpener::OpenFromTail(const string &path, duckdb::File
 			return nullptr;
 		}
 		if (fetched) {
+			if (fetched->names_version) {
+				CacheTail(path, *fetched, settings);
+			}
 			read_ahead.RememberTail(path, *fetched, opener); // the registry copies them
 		}
 		return OpenAtKnownVersion(path, flags, opener, settings, known);
@@ -276,6 +338,7 @@ unique_ptr<ReadHandle> ReadOpener::OpenFromTail(const string &path, duckdb::File
 	if (manifest_list && tail.range.offset != 0) {
 		CompleteManifestList(path, opener, tail);
 	}
+	CacheTail(path, tail, settings);
 	read_ahead.RememberTail(path, tail, opener);
 	if (query) {
 		query->Store(path, tail.version);

@@ -37,6 +37,8 @@ struct CheckedRangeReader::Attempt {
 	uint64_t received = 0;
 	//! The start of an error's body, for the store's error code.
 	string error_body;
+	//! The URL it was sent to (an az:// blob's may carry a SAS token: never in a message).
+	string url;
 	//! The generation of the credentials it was signed with.
 	uint64_t signed_with = 0;
 	unique_ptr<duckdb::HTTPResponse> response;
@@ -76,7 +78,13 @@ std::shared_ptr<CheckedRangeReader> CheckedRangeReader::For(const string &path, 
 		}
 		S3Credentials credentials;
 		S3Address address;
-		if (store == Store::S3 ? !ResolveS3Object(path, opener, credentials, address) : HasHttpSecret(path, opener)) {
+		AzureConnection azure;
+		AzureBlobPath blob;
+		bool addressed = store == Store::S3      ? ResolveS3Object(path, opener, credentials, address)
+		                 : store == Store::AZURE ? AzureBlobPath::Parse(path, blob) && !blob.HasWildcard() &&
+		                                               AzureConnectionFor(path, opener, azure)
+		                                         : !HasHttpSecret(path, opener);
+		if (!addressed) {
 			return nullptr;
 		}
 		auto &http = duckdb::HTTPUtil::Get(*context->db);
@@ -92,6 +100,10 @@ std::shared_ptr<CheckedRangeReader> CheckedRangeReader::For(const string &path, 
 			reader->credentials.reset(new S3CredentialSource(path, std::move(credentials), opener));
 		}
 		reader->address = std::move(address);
+		if (store == Store::AZURE) {
+			reader->azure_url = AzureBlobUrl(azure, blob);
+			reader->azure = std::move(azure);
+		}
 		reader->ranges_confirmed = ranges_confirmed || ranged->Contains(path);
 		reader->ranged = std::move(ranged);
 		reader->throttle_listeners.stats = &stats;
@@ -119,6 +131,11 @@ CheckedRangeReader::CheckedRangeReader(string path_p, Store store_p, const Objec
     : path(std::move(path_p)), store(store_p), params(std::move(params_p)), backoff(RetryBackoffOf(*params)),
       max_attempts(params->retries + 1), stats(stats_p) {
 	params->retries = 0;
+	expected = ExpectedOf(version);
+}
+
+ExpectedVersion CheckedRangeReader::ExpectedOf(const ObjectVersion &version) {
+	ExpectedVersion expected;
 	expected.size = version.size;
 	expected.etag = version.etag;
 	// With an ETag, Last-Modified is taken from the first answer: a listing's (ListObjectsV2) may be written at
@@ -126,20 +143,29 @@ CheckedRangeReader::CheckedRangeReader(string path_p, Store store_p, const Objec
 	if (version.etag.empty() && version.last_modified.value != 0) {
 		expected.last_modified = static_cast<std::time_t>(duckdb::Timestamp::GetEpochSeconds(version.last_modified));
 	}
+	return expected;
 }
 
 string CheckedRangeReader::Url() const {
-	return store == Store::S3 ? address.Url() : path;
+	return store == Store::S3 ? address.Url() : store == Store::AZURE ? azure_url : path;
 }
 
-duckdb::HTTPHeaders CheckedRangeReader::Headers(const ByteRange &range, uint64_t &signed_with) const {
+std::pair<string, duckdb::HTTPHeaders> CheckedRangeReader::Request(const ByteRange &range,
+                                                                   uint64_t &signed_with) const {
 	auto value = "bytes=" + std::to_string(range.offset) + "-" + std::to_string(range.End() - 1);
 	if (credentials) {
-		return SignedS3RangeGet(credentials->Current(signed_with), address, value);
+		return {Url(), SignedS3RangeGet(credentials->Current(signed_with), address, value)};
+	}
+	if (store == Store::AZURE) {
+		AzureRequest get;
+		get.verb = "GET";
+		get.url = azure_url;
+		get.ms_headers = {{"x-ms-range", value}};
+		return AuthorizeAzureRequest(azure, get);
 	}
 	duckdb::HTTPHeaders headers;
 	headers["Range"] = value;
-	return headers;
+	return {Url(), headers};
 }
 
 ExpectedVersion CheckedRangeReader::Expected() {
@@ -182,8 +208,10 @@ void CheckedRangeReader::Decline(ReadFallback how, Counter counter) {
 
 void CheckedRangeReader::Send(const ByteRange &range, char *destination, Attempt &attempt, RequestRace::Entry *entry) {
 	auto client = clients.Take();
+	auto request = Request(range, attempt.signed_with);
+	attempt.url = request.first;
 	duckdb::GetRequestInfo get(
-	    Url(), Headers(range, attempt.signed_with), *params,
+	    request.first, request.second, *params,
 	    [&](const duckdb::HTTPResponse &response) {
 		    if (entry) {
 			    entry->FirstByte();
@@ -251,10 +279,13 @@ void CheckedRangeReader::UseCache(std::shared_ptr<BlockCache> cache_p, std::func
 }
 
 bool CheckedRangeReader::CacheKeyOf(CacheKey &key) {
+	return CacheKeyFor(path, Expected(), key);
+}
+
+bool CheckedRangeReader::CacheKeyFor(const string &path, const ExpectedVersion &known, CacheKey &key) {
 	if (path.find('?') != string::npos) {
 		return false;
 	}
-	auto known = Expected();
 	auto size = std::to_string(known.size);
 	if (!known.etag.empty() && known.etag.rfind("W/", 0) != 0) {
 		key.version = "etag=" + known.etag + ";size=" + size;
@@ -391,7 +422,9 @@ void CheckedRangeReader::Refuse(const ByteRange &range, const Attempt &attempt) 
 	bool failed_in_transfer = attempt.verdict == RangeVerdict::NOT_SUCCESS || attempt.verdict == RangeVerdict::EXACT;
 	if (!attempt.answered || !attempt.response || (request_error && failed_in_transfer)) {
 		// As httpfs reports a request that got no (whole) answer: a timeout, a connection refused or cut.
-		auto error = request_error ? attempt.response->GetRequestError() : string("no answer");
+		// A client's message may name the URL it was sent to, with its SAS token.
+		auto error =
+		    request_error ? RedactUrlIn(attempt.response->GetRequestError(), attempt.url) : string("no answer");
 		throw duckdb::IOException("%s error for HTTP GET to '%s'", error, RedactUrl(Url()));
 	}
 	auto &answer = attempt.answer;

@@ -135,9 +135,18 @@ private:
 	std::atomic<int64_t> tails_paused_until {0};
 };
 
-class AzureStore : public RemoteStore {
+class AzureStore : public RangeCheckingStore {
 public:
-	AzureStore(IoStats &stats, StreamController &) : RemoteStore(stats) {
+	AzureStore(IoStats &stats, StreamController &streams)
+	    : RangeCheckingStore(stats, streams, CheckedRangeReader::Store::AZURE) {
+	}
+
+	//! The azure extension's handles read, split and ahead, as before the cache; its reads go through the cache.
+	bool ChecksRanges() const override {
+		return false;
+	}
+	bool CachesBlocks() const override {
+		return true;
 	}
 
 	bool LooksUpVersions() const override {

@@ -81,37 +81,11 @@ bool CanWriteIn(const std::string &folder) {
 	return true;
 }
 
-//! The names in `folder` but "." and ".."; none when it is gone (another process removed it).
-std::vector<std::string> ListFolder(const std::string &folder) {
-	std::vector<std::string> names;
-	DIR *listing = opendir(folder.c_str());
-	if (!listing) {
-		return names;
-	}
-	while (auto entry = readdir(listing)) {
-		std::string name = entry->d_name;
-		if (name != "." && name != "..") {
-			names.push_back(name);
-		}
-	}
-	closedir(listing);
-	return names;
-}
-
 void RemoveFolders(const std::set<std::string> &folders) {
 	for (auto &folder : folders) {
 		// Fails, as it should, while the folder holds anything: another block, a write under way.
 		rmdir(folder.c_str());
 	}
-}
-
-std::string Hex(uint64_t value) {
-	static const char digits[] = "0123456789abcdef";
-	std::string hex(16, '0');
-	for (int i = 15; i >= 0; i--, value >>= 4) {
-		hex[i] = digits[value & 0xF];
-	}
-	return hex;
 }
 
 } // namespace
@@ -122,8 +96,8 @@ struct BlockCache::ScannedBlock {
 	int64_t modified_ns;
 };
 
-BlockCache::BlockCache(std::string root_p, uint64_t max_bytes_p, uint64_t pending_limit)
-    : root(std::move(root_p)), max_bytes(max_bytes_p),
+BlockCache::BlockCache(const std::string &directory, uint64_t max_bytes_p, uint64_t pending_limit)
+    : root(directory + "/" + ROOT_FOLDER), max_bytes(max_bytes_p), versions(directory),
       writer(new BlockWriter(pending_limit, [this](const PendingBlock &block) { StorePending(block); })) {
 }
 
@@ -139,7 +113,7 @@ std::unique_ptr<BlockCache> BlockCache::Open(const std::string &directory, uint6
 		error = "httpfs2: cannot keep the block cache in '" + directory + "': " + std::strerror(errno);
 		return nullptr;
 	}
-	std::unique_ptr<BlockCache> cache(new BlockCache(root, max_bytes, pending_limit));
+	std::unique_ptr<BlockCache> cache(new BlockCache(directory, max_bytes, pending_limit));
 	cache->ScanAndEvict();
 	return cache;
 }
@@ -229,6 +203,7 @@ bool BlockCache::WriteBlock(const CacheKey &key, uint64_t index, const char *dat
 }
 
 uint64_t BlockCache::Clear(const std::string &path_prefix) {
+	versions.ForgetPrefix(path_prefix);
 	return ClearWhere(
 	    path_prefix.empty(), [&](const std::string &path) { return StartsWith(path, path_prefix); },
 	    std::numeric_limits<int64_t>::max());
@@ -285,6 +260,14 @@ uint64_t BlockCache::HeldBytes() {
 	return ScanAndEvict();
 }
 
+bool BlockCache::Holds(const CacheKey &key, uint64_t index) const {
+	return access(BlockFile(key, index).c_str(), F_OK) == 0;
+}
+
+VersionRecords &BlockCache::Versions() {
+	return versions;
+}
+
 uint64_t BlockCache::MaxBytes() const {
 	return max_bytes;
 }
@@ -303,7 +286,7 @@ BlockCacheCounters BlockCache::Counters() const {
 }
 
 std::string BlockCache::ObjectFolder(const CacheKey &key) const {
-	auto hash = Hex(HashCacheKey(key));
+	auto hash = HexOf(HashCacheKey(key));
 	return root + "/" + hash.substr(0, 2) + "/" + hash;
 }
 
@@ -346,8 +329,8 @@ uint64_t BlockCache::ScanAndEvictLocked() {
 std::vector<BlockCache::ScannedBlock> BlockCache::ScanBlocks() {
 	std::vector<ScannedBlock> blocks;
 	auto now_ns = ClockNanoseconds(CLOCK_REALTIME);
-	for (auto &shard : ListFolder(root)) {
-		for (auto &object : ListFolder(root + "/" + shard)) {
+	for (auto &shard : FolderNames(root)) {
+		for (auto &object : FolderNames(root + "/" + shard)) {
 			ScanObjectFolder(root + "/" + shard + "/" + object, now_ns, blocks);
 		}
 	}
@@ -355,7 +338,7 @@ std::vector<BlockCache::ScannedBlock> BlockCache::ScanBlocks() {
 }
 
 void BlockCache::ScanObjectFolder(const std::string &folder, int64_t now_ns, std::vector<ScannedBlock> &blocks) {
-	auto names = ListFolder(folder);
+	auto names = FolderNames(folder);
 	if (names.empty()) {
 		// Left by evictions and clears; a write that made it meanwhile makes it again.
 		rmdir(folder.c_str());

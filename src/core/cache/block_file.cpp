@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -176,12 +177,16 @@ bool WriteBlockFile(const std::string &temp_file, const std::string &file, const
 		errno = ENAMETOOLONG;
 		return false;
 	}
+	return WriteFileAtomically(temp_file, file, EncodeHeader(key, index, data, length), data, length);
+}
+
+bool WriteFileAtomically(const std::string &temp_file, const std::string &file, const std::string &head,
+                         const char *data, uint64_t length) {
 	int fd = open(temp_file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		return false;
 	}
-	auto header = EncodeHeader(key, index, data, length);
-	bool written = WriteFully(fd, header.data(), header.size()) && WriteFully(fd, data, length);
+	bool written = WriteFully(fd, head.data(), head.size()) && WriteFully(fd, data, length);
 	// A network filesystem may report a failed write only at the close.
 	written = close(fd) == 0 && written;
 	if (written && rename(temp_file.c_str(), file.c_str()) == 0) {
@@ -208,6 +213,46 @@ bool ReadBlockKey(const std::string &file, CacheKey &key, uint64_t &length) {
 		length = header.length;
 	}
 	return valid;
+}
+
+bool ReadSmallFile(const std::string &file, uint64_t max_bytes, std::string &bytes) {
+	int fd = open(file.c_str(), O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		return false;
+	}
+	struct stat status;
+	bool read = fstat(fd, &status) == 0 && uint64_t(status.st_size) <= max_bytes;
+	if (read) {
+		bytes.assign(uint64_t(status.st_size), '\0');
+		read = ReadFully(fd, &bytes[0], bytes.size(), 0);
+	}
+	close(fd);
+	return read;
+}
+
+std::string HexOf(uint64_t value) {
+	static const char digits[] = "0123456789abcdef";
+	std::string hex(16, '0');
+	for (int i = 15; i >= 0; i--, value >>= 4) {
+		hex[i] = digits[value & 0xF];
+	}
+	return hex;
+}
+
+std::vector<std::string> FolderNames(const std::string &folder) {
+	std::vector<std::string> names;
+	DIR *listing = opendir(folder.c_str());
+	if (!listing) {
+		return names;
+	}
+	while (auto entry = readdir(listing)) {
+		std::string name = entry->d_name;
+		if (name != "." && name != "..") {
+			names.push_back(name);
+		}
+	}
+	closedir(listing);
+	return names;
 }
 
 } // namespace httpfs2

@@ -76,4 +76,23 @@ bool ReadThroughBlockCache(BlockCache &cache, CacheKey key, uint64_t object_size
 	return true;
 }
 
+bool FillBlockCache(BlockCache &cache, const CacheKey &key, uint64_t object_size, const ByteRange &held,
+                    const char *bytes) {
+	if (held.End() > object_size) {
+		return true;
+	}
+	for (auto index = (held.offset + BLOCK - 1) / BLOCK; index * BLOCK < held.End(); index++) {
+		auto length = BlockLength(index, object_size);
+		if (index * BLOCK + length > held.End() || cache.Holds(key, index)) {
+			continue;
+		}
+		std::shared_ptr<char> block(new char[length], std::default_delete<char[]>());
+		std::memcpy(block.get(), bytes + (index * BLOCK - held.offset), length);
+		if (!cache.PutInBackground(key, index, std::move(block), length)) {
+			return false;
+		}
+	}
+	return true;
+}
+
 } // namespace httpfs2

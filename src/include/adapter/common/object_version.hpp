@@ -46,6 +46,11 @@ struct ObjectVersion {
 	bool IsContentHash() const;
 };
 
+//! The version as the block cache records it (core/cache/version_records): size, Last-Modified and ETag, one a line.
+std::string EncodeVersion(const ObjectVersion &version);
+//! The version EncodeVersion wrote; false when `text` is not one.
+bool DecodeVersion(const std::string &text, ObjectVersion &version);
+
 //! The same version in the core's terms (a prediction's), and back.
 PredictedVersion ToKnown(const ObjectVersion &version);
 ObjectVersion FromKnown(const PredictedVersion &version);

@@ -3,18 +3,19 @@
 //
 // adapter/stores/checked_range_reader.hpp
 //
-// The range GETs of sub-reads and read-ahead on s3:// and http(s):// objects, sent by httpfs2 itself through
-// DuckDB's HTTPUtil (httpfs's client, its timeouts and retry policy) so that the status and headers of every answer
-// are seen: httpfs's handles hide them and check only the length. Each answer must be exactly the range asked, of the
-// version the read began with, and prove that version (CheckRangeAnswer). Where the answers fall short of that for any
-// reason but a changed object, the object is read as httpfs alone reads it (ReadFallback), once, on the reader's
-// thread.
+// The range GETs of sub-reads and read-ahead on s3:// and http(s):// objects, and of az:// blobs read through the
+// block cache, sent by httpfs2 itself through DuckDB's HTTPUtil (httpfs's client, its timeouts and retry policy) so
+// that the status and headers of every answer are seen: httpfs's handles hide them and check only the length. Each
+// answer must be exactly the range asked, of the version the read began with, and prove that version
+// (CheckRangeAnswer). Where the answers fall short of that for any reason but a changed object, the object is read as
+// httpfs alone reads it (ReadFallback), once, on the reader's thread.
 //===----------------------------------------------------------------------===//
 
 #pragma once
 
 #include "adapter/stores/store_http.hpp"
 #include "adapter/common/object_version.hpp"
+#include "adapter/stores/azure_signing.hpp"
 #include "adapter/stores/s3_signing.hpp"
 #include "core/cache/block_cache.hpp"
 #include "core/common/io_stats.hpp"
@@ -74,7 +75,8 @@ private:
 
 class CheckedRangeReader : public std::enable_shared_from_this<CheckedRangeReader> {
 public:
-	enum class Store : uint8_t { S3, HTTP };
+	//! AZURE: az:// blobs, signed with the azure secret's account key or SAS token (AzureConnectionFor).
+	enum class Store : uint8_t { S3, HTTP, AZURE };
 	//! What the request that finds out whether the server serves ranges asks for: a round trip, little transfer.
 	static constexpr uint64_t PROBE_BYTES = 64 * 1024;
 	//! An object whose answers cannot prove their version is read from one GET of it whole, held in memory while its
@@ -101,6 +103,12 @@ public:
 	//! request; otherwise it is fetched widened to whole blocks, which are handed to the cache's background writer
 	//! (the read does not wait for the disk).
 	void Read(const ByteRange &range, char *destination);
+
+	//! The block cache's key of `version` of `path`: its strong ETag and size, else its size and Last-Modified; false
+	//! when neither names it, or for a URL with a query (it may carry a token, and keys are written to disk).
+	static bool CacheKeyFor(const std::string &path, const ExpectedVersion &version, CacheKey &key);
+	//! What a reader of `version` expects of its answers at first (before an answer taught it more).
+	static ExpectedVersion ExpectedOf(const ObjectVersion &version);
 
 	//! Reads look in `cache` first and fill it, while the version can key it (CacheKeyOf); `warn` is told once, with
 	//! the reason, when the cache refuses blocks because its writes fail, and the reader no longer uses it. Set
@@ -146,10 +154,10 @@ private:
 	void Send(const ByteRange &range, char *destination, Attempt &attempt, RequestRace::Entry *entry = nullptr);
 	//! One request as Send, hedged when its answer is late (RequestRace); `attempt` gets the answer that stands.
 	void SendHedged(const ByteRange &range, char *destination, Attempt &attempt);
-	//! Where the GETs go: the object's URL in the store.
+	//! Where the GETs go: the object's URL in the store (without a SAS token: the one errors name).
 	std::string Url() const;
-	//! The headers of a GET of `range`, signed now; `signed_with` gets the credentials' generation.
-	duckdb::HTTPHeaders Headers(const ByteRange &range, uint64_t &signed_with) const;
+	//! The URL and headers of a GET of `range`, signed now; `signed_with` gets the credentials' generation.
+	std::pair<std::string, duckdb::HTTPHeaders> Request(const ByteRange &range, uint64_t &signed_with) const;
 	//! The version answers are checked against: the open's, with what the first exact answer said that the open did
 	//! not (an ETag; the Last-Modified of an object opened with an ETag).
 	ExpectedVersion Expected();
@@ -164,6 +172,9 @@ private:
 	//! What requests are signed with (S3; null for http(s)://), looked up again when the store refuses them.
 	std::unique_ptr<S3CredentialSource> credentials;
 	S3Address address;
+	//! What requests to an az:// blob are authorized with, and its URL (without a query).
+	AzureConnection azure;
+	std::string azure_url;
 	//! httpfs's parameters for the path (timeout, proxy, TLS), with retries made here and no HTTP log (it records
 	//! headers, which carry signatures).
 	const duckdb::unique_ptr<duckdb::HTTPParams> params;

@@ -10,7 +10,8 @@
 //               file's first open is a GET of its tail (S3Tails), range GETs are checked (CheckedRangeReader), a
 //               folder is listed after a file (S3Listing), writes go to a multipart upload (S3Uploads).
 //   AzureStore  the azure extension's blob filesystem (az://, azure://): versions looked up (AzureVersions, the
-//               extension reports no ETag), handles kept per version (every open is a HEAD), writes as block blobs.
+//               extension reports no ETag), handles kept per version (every open is a HEAD), writes as block blobs;
+//               with the block cache on, reads are checked range GETs through the cache.
 //   HttpStore   httpfs's HTTPFileSystem (http(s)://): range GETs checked; no versions of its own, no uploads.
 //   RemoteStore itself: the other wrapped filesystems (hf://, Azure's DFS): parallel reads on their own handles only.
 //
@@ -102,6 +103,11 @@ public:
 	                                                           duckdb::optional_ptr<duckdb::FileOpener> opener,
 	                                                           bool ranges_confirmed) {
 		return nullptr;
+	}
+	//! Whether reads can go through the block cache, with the cache on: their range GETs sent by httpfs2
+	//! (RangeReaderFor), on a store where they are otherwise not (az://: the azure extension's handles read).
+	virtual bool CachesBlocks() const {
+		return ChecksRanges();
 	}
 	//! Whether a version the store gave at open (a tail GET) came with an exact range answer.
 	virtual bool VersionsConfirmRanges() const {

@@ -11,6 +11,8 @@
 //   httpfs2-blocks-v1/<2 hex>/<16 hex>/<index>.blk    block <index> of one object version (core/cache/block_file)
 //   httpfs2-blocks-v1/<2 hex>/<16 hex>/tmp-<pid>-<n>  a block being written, renamed onto its .blk name when done
 //
+//   httpfs2-versions-v1/...                          the versions learnt of objects (core/cache/version_records)
+//
 // <16 hex> is HashCacheKey(key), and <2 hex> its first two digits, so no folder holds more than a few thousand
 // entries. Processes agree through the files alone: a block is renamed in whole (readers see it all or not at
 // all), every block names its key and carries checksums (a torn, corrupt or colliding block is a miss and is
@@ -33,6 +35,7 @@
 
 #include "core/cache/block_file.hpp"
 #include "core/cache/block_writer.hpp"
+#include "core/cache/version_records.hpp"
 #include "core/common/thread_annotations.hpp"
 
 #include <atomic>
@@ -109,7 +112,7 @@ public:
 	//! The reason of the last failed write ("" when none failed).
 	std::string LastWriteError() const;
 	//! Removes the blocks of every object whose path starts with `path_prefix` ("" removes all), those waiting to be
-	//! written included; the bytes removed (files' sizes).
+	//! written included, and the versions recorded of those paths; the bytes removed (blocks' files' sizes).
 	uint64_t Clear(const std::string &path_prefix);
 	//! Removes the blocks of every version of the object at exactly `path` that were not written or read since
 	//! `before_ns` (CLOCK_REALTIME: when the object was written anew, so that blocks of its new version read since
@@ -122,6 +125,11 @@ public:
 	//! directory, which also evicts when over the bound and removes temporary files left by writes killed over a
 	//! minute ago.
 	uint64_t HeldBytes();
+	//! Whether block `index` of `key` has a file (not checked: a Get checks it): a block already held need not be
+	//! handed over again.
+	bool Holds(const CacheKey &key, uint64_t index) const;
+	//! The versions learnt of objects, with when (for a trust window), in the same directory.
+	VersionRecords &Versions();
 	uint64_t MaxBytes() const;
 	BlockCacheCounters Counters() const;
 	//! Where block `index` of `key` is kept.
@@ -130,7 +138,7 @@ public:
 private:
 	struct ScannedBlock;
 
-	BlockCache(std::string root, uint64_t max_bytes, uint64_t pending_limit);
+	BlockCache(const std::string &directory, uint64_t max_bytes, uint64_t pending_limit);
 	std::string ObjectFolder(const CacheKey &key) const;
 	bool WriteBlock(const CacheKey &key, uint64_t index, const char *data, uint64_t length);
 	//! The writer's store: a Put, and on an IO error writes turned off for WRITE_RETRY_NS.
@@ -155,6 +163,7 @@ private:
 
 	const std::string root;
 	const uint64_t max_bytes;
+	VersionRecords versions;
 	//! Held bytes as this process counts them: the last scan's total plus its writes since.
 	std::atomic<uint64_t> counted_bytes {0};
 	std::atomic<int64_t> last_scan_ns {0};

@@ -29,6 +29,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace httpfs2 {
 
@@ -66,6 +67,20 @@ BlockFileRead ReadBlockFile(const std::string &file, const CacheKey &key, uint64
 //! name is taken) and the temporary file removed.
 bool WriteBlockFile(const std::string &temp_file, const std::string &file, const CacheKey &key, uint64_t index,
                     const char *data, uint64_t length);
+
+//! Writes `head` then `length` bytes of `data` to `temp_file` (created, never an existing file) and renames it onto
+//! `file`: a reader sees the whole file or none. False as WriteBlockFile.
+bool WriteFileAtomically(const std::string &temp_file, const std::string &file, const std::string &head,
+                         const char *data, uint64_t length);
+
+//! The whole of `file` into `bytes` when it is at most `max_bytes` long; false when it is gone, longer or unreadable.
+bool ReadSmallFile(const std::string &file, uint64_t max_bytes, std::string &bytes);
+
+//! `value` as 16 hex digits: how the cache's files are named after hashes.
+std::string HexOf(uint64_t value);
+
+//! The names in `folder` but "." and ".."; none when it is gone (another process removed it).
+std::vector<std::string> FolderNames(const std::string &folder);
 
 //! The key and length of the block in `file`, from its header (checked) alone: what the cache's listings need.
 //! False when the file is gone or its header is not valid.

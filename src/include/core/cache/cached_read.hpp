@@ -33,4 +33,9 @@ ByteRange BlockSpan(const ByteRange &range, uint64_t object_size);
 bool ReadThroughBlockCache(BlockCache &cache, CacheKey key, uint64_t object_size, const ByteRange &range,
                            char *destination, IoStats &stats, const BlockFetch &fetch);
 
+//! Hands the blocks of `key` that lie wholly within `held` (bytes of the object, e.g. a tail GET's) and that the cache
+//! does not hold yet to its writer, copied. False when the cache refuses blocks (as ReadThroughBlockCache).
+bool FillBlockCache(BlockCache &cache, const CacheKey &key, uint64_t object_size, const ByteRange &held,
+                    const char *bytes);
+
 } // namespace httpfs2

@@ -54,6 +54,7 @@ struct IoSettings {
 	//! As set: "" is the default place (CacheDirectory()).
 	std::string cache_directory;
 	uint64_t cache_max_bytes;
+	uint64_t cache_trust_seconds;
 	bool hedge_reads;
 	bool hedge_uploads;
 
@@ -185,12 +186,13 @@ constexpr SettingSpec SETTING_SPECS[] = {
                   "Memory for the part buffers of all uploads of the database; never exceeded: a write waits for "
                   "parts to be acknowledged, and a part it cannot hold goes on in a temporary file",
                   SettingScope::GLOBAL, 256 * MiB, 16 * MiB, 1024 * GiB, &IoSettings::write_memory_limit_bytes),
-    FlagSetting("httpfs2_cache_enabled",
-                "Keep the blocks (256 KiB, aligned in the object) of what is read from s3:// and http(s):// on local "
-                "disk, keyed by the object's path and version, and serve reads of the same version from there with no "
-                "request; shared by every process using the same directory; only when "
-                "httpfs2_parallel_read_enabled is on",
-                false, &IoSettings::cache_enabled),
+    FlagSetting(
+        "httpfs2_cache_enabled",
+        "Keep the blocks (256 KiB, aligned in the object) of what is read from s3://, http(s):// and az:// on local "
+        "disk, keyed by the object's path and version, and serve reads of the same version from there with no "
+        "request; shared by every process using the same directory; only when "
+        "httpfs2_parallel_read_enabled is on",
+        false, &IoSettings::cache_enabled),
     TextSetting("httpfs2_cache_directory",
                 "Directory of the block cache; empty means $XDG_CACHE_HOME/httpfs2/blocks, else "
                 "$HOME/.cache/httpfs2/blocks",
@@ -199,6 +201,12 @@ constexpr SettingSpec SETTING_SPECS[] = {
                   "Bound of the block cache on disk, shared by the processes using it: the least recently used blocks "
                   "are evicted past it",
                   SettingScope::GLOBAL, 4 * GiB, 16 * MiB, 1024 * 1024 * GiB, &IoSettings::cache_max_bytes),
+    NumberSetting("httpfs2_cache_trust_seconds",
+                  "With the block cache on: an object's version the cache learnt (a tail GET, a listing, a HEAD, in "
+                  "any process) less than this many seconds ago is used without asking the store, so a read of held "
+                  "blocks makes no request; an object replaced within that time is served stale. 0 (the default) "
+                  "proves the version at every query",
+                  SettingScope::SESSION, 0, 0, 365 * 24 * 3600, &IoSettings::cache_trust_seconds),
     FlagSetting("httpfs2_hedge_reads",
                 "Send a range GET of a split read or read-ahead again on another connection when its answer has not "
                 "begun within a deadline learnt from the first-byte latencies just seen (never under 500 ms); the "

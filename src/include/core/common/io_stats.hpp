@@ -107,6 +107,8 @@ enum class Counter : size_t {
 	CACHE_BYTES_SERVED,
 	//! Times the block cache was turned off for a file: its directory could not be opened, or blocks not written.
 	CACHE_FAILURES,
+	//! Opens at a version the block cache recorded within httpfs2_cache_trust_seconds: no request proved it.
+	CACHE_VERSIONS_TRUSTED,
 	COUNT
 };
 
@@ -167,6 +169,7 @@ constexpr CounterSpec COUNTER_SPECS[] = {
     {Counter::CACHE_MISSES, "cache_misses"},
     {Counter::CACHE_BYTES_SERVED, "cache_bytes_served"},
     {Counter::CACHE_FAILURES, "cache_failures"},
+    {Counter::CACHE_VERSIONS_TRUSTED, "cache_versions_trusted"},
 };
 static_assert(sizeof(COUNTER_SPECS) / sizeof(COUNTER_SPECS[0]) == COUNTER_COUNT, "every counter needs a column");
 
