@@ -151,24 +151,24 @@ def reads(suite, run, rig, scratch: Path, profiles, threads, configs, timeout):
     blobs = [make_blobs(rig, scratch, shape) for shape in run.pick("blobs", suite.blobs)]
     projection = WORKLOADS["lineitem-projection"]
     answers = prepare(run, rig, [projection]) if suite.projection else {}
+
+    def duckdb_runs(row: dict, w, expect: list, nbytes):
+        for t, config in ((t, c) for t in threads for c in configs):
+            point = dict(row, workload=w.name, client="curl", duckdb_threads=t, engine=config.engine)
+            point.update(config=config.name, bytes=nbytes)
+            measure(run, rig, point, w, config, expect, timeout, watch=connections.watch(rig))
+            log(point)
+
     for profile_name in profiles:
         rig.set_profile(profile_name)
         for repeat in range(run.opts.repeats):
             row = base_row(run, rig, profile_name, repeat)
             for w, objects, expect in blobs:
-                nbytes = sum(o["size"] for o in objects)
-                for t, config in ((t, c) for t in threads for c in configs):
-                    point = dict(row, workload=w.name, client="curl", duckdb_threads=t, engine=config.engine)
-                    point.update(config=config.name, bytes=nbytes)
-                    measure(run, rig, point, w, config, [expect], timeout, watch=connections.watch(rig))
+                duckdb_runs(row, w, [expect], sum(o["size"] for o in objects))
                 for peer in suite.peers:
                     peer_row(run, rig, dict(row, workload=w.name), peer, "get", suite, objects, timeout)
-            for t, config in ((t, c) for t in threads for c in configs if suite.projection):
-                point = dict(row, workload=projection.name, client="curl", duckdb_threads=t, engine=config.engine)
-                point.update(config=config.name, bytes="")
-                measure(
-                    run, rig, point, projection, config, answers[projection.name], timeout, watch=connections.watch(rig)
-                )
+            if suite.projection:
+                duckdb_runs(row, projection, answers[projection.name], "")
 
 
 def _files(path: Path) -> list:
