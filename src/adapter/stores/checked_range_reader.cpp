@@ -96,6 +96,7 @@ std::shared_ptr<CheckedRangeReader> CheckedRangeReader::For(const string &path, 
 		reader->ranges_confirmed = ranges_confirmed || ranged->Contains(path);
 		reader->ranged = std::move(ranged);
 		reader->streams = streams;
+		reader->clients = UploadConnections::ForUrl(opener, reader->Url());
 		auto state = ExtensionState::Get(*context->db);
 		if (SettingsFor(opener, *state).hedge_reads) {
 			reader->hedges = &state->hedges;
@@ -180,7 +181,7 @@ void CheckedRangeReader::Decline(ReadFallback how, Counter counter) {
 }
 
 void CheckedRangeReader::Send(const ByteRange &range, char *destination, Attempt &attempt, RequestRace::Entry *entry) {
-	auto client = clients.Take();
+	auto client = clients->Take();
 	duckdb::GetRequestInfo get(
 	    Url(), Headers(range, attempt.signed_with), *params,
 	    [&](const duckdb::HTTPResponse &response) {
@@ -221,7 +222,7 @@ void CheckedRangeReader::Send(const ByteRange &range, char *destination, Attempt
 	get.try_request = true;
 	attempt.response = log.Send(params->http_util, get, &client);
 	if (attempt.answered && attempt.verdict == RangeVerdict::EXACT && attempt.received == range.length) {
-		clients.GiveBack(std::move(client));
+		clients->GiveBack(std::move(client));
 	}
 }
 
