@@ -361,7 +361,8 @@ class S3Rig(ServerRig):
     # --- DuckDB ---
 
     def secret_sql(self, endpoint: str | None = None, name: str = "rig") -> str:
-        """The S3 secret; with TLS, then the SETs that make httpfs's clients (curl and httplib) trust the rig's CA."""
+        """The S3 secret; with TLS, then the SETs that make httpfs's clients (curl and httplib) trust the rig's CA,
+        GLOBAL: an attached database opens its file without the session's settings."""
         secret = (
             f"CREATE OR REPLACE SECRET {name} (TYPE s3, KEY_ID '{self.access_key}', SECRET '{self.secret_key}', "
             f"REGION 'us-east-1', ENDPOINT '{endpoint or self.proxy_endpoint}', URL_STYLE 'path', "
@@ -369,7 +370,9 @@ class S3Rig(ServerRig):
         )
         if not self.tls:
             return secret
-        return f"{secret}; SET ca_cert_file = '{self.ca_file}'; SET enable_server_cert_verification = true"
+        return (
+            f"{secret}; SET GLOBAL ca_cert_file = '{self.ca_file}'; SET GLOBAL enable_server_cert_verification = true"
+        )
 
 
 def load_httpfs(con):
