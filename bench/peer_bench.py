@@ -3,11 +3,14 @@ scaled down 10x: 10 ms, 9 MiB/s per connection), DuckDB native vs httpfs2 beside
 bytes through the same proxy (bench/peers.py: the AWS CRT client, obstore), every run a fresh process, the clients
 interleaved per repeat, and the connections each opened to the proxy (bench/connections.py).
 
-reads   8 random objects of 128 MiB: one read_blob query over all 8 at each DuckDB thread count, then each peer
-        downloading all 8 (every byte checked); then the lineitem projection (bench/workloads.py) at each thread count
+reads   per shape of random objects (Peers.blobs, --blobs: `8x128` = 8 of 128 MiB): one read_blob query over all of
+        them at each DuckDB thread count, then each peer downloading them (every byte checked); then the lineitem
+        projection (bench/workloads.py) at each thread count
 writes  writes of bench/write_bench.py WRITES (`csv-256m`: one object of 256 MiB; `csv-16x16m`: 16 files of 16 MiB)
         by DuckDB's COPY (bench/write_bench.py Writer, read back and checked), then each peer uploading the bytes of
         the same COPY done locally, read back and compared byte for byte
+Each of the rig's connection modes (Peers.connections, --rig-connections: plain, keep-alive, tls; rig/s3rig.py
+CONNECTIONS) gets a rig of its own, the whole suite run against each in turn.
 """
 
 import contextlib
@@ -28,16 +31,25 @@ from bench.workload_bench import measure, prepare, rig_usage, settled
 from bench.workloads import WORKLOADS, Workload
 from bench.write_bench import SOURCE, WRITES, Writer, references, remove_prefix
 from rig import S3Rig
-from rig.s3rig import PROFILES
+from rig.s3rig import CONNECTIONS, PROFILES
 
 MiB = 1 << 20
-BLOBS, BLOB_MIB = 8, 128
-BLOB_PREFIX = "bigbox"
 BLOB_SQL = (
     "SELECT parse_filename(filename), hash(content), octet_length(content) "
-    f"FROM read_blob('{{base}}/{BLOB_PREFIX}/*.bin') ORDER BY 1"
+    "FROM read_blob('{base}/{prefix}/*.bin') ORDER BY 1"
 )
-BLOB_WORKLOAD = Workload(f"read_blob {BLOBS}x{BLOB_MIB}MiB", BLOB_PREFIX, (BLOB_SQL,))
+
+
+def blob_shape(shape: str) -> tuple:
+    """`16x16` -> (16 objects, 16 MiB each)."""
+    count, mib = shape.split("x")
+    return int(count), int(mib)
+
+
+def blob_workload(shape: str) -> Workload:
+    count, mib = blob_shape(shape)
+    prefix = f"bigbox-{count}x{mib}"
+    return Workload(f"read_blob {count}x{mib}MiB", prefix, (BLOB_SQL.replace("{prefix}", prefix),))
 
 
 def _sha256(path: Path) -> str:
@@ -64,6 +76,7 @@ def peer_row(run, rig, row: dict, peer: str, op: str, suite, objects: list, time
         "client": peer,
         "op": op,
         "endpoint": rig.proxy_endpoint,
+        "ca_file": str(rig.ca_file) if rig.tls else "",
         "bucket": rig.bucket,
         "access_key": rig.access_key,
         "secret_key": rig.secret_key,
@@ -89,20 +102,23 @@ def peer_row(run, rig, row: dict, peer: str, op: str, suite, objects: list, time
 
 def log(row: dict):
     print(
-        f"[peers] {row['profile']} {row['workload']} {row['config']} t={row['duckdb_threads']} #{row['repeat']}: "
-        f"{row['wall_s']:.2f} s, cpu {row['client_cpu_s']:.2f} s, {row.get('requests', '?')} requests, "
+        f"[peers] {row['profile']} {row['rig_connections']} {row['workload']} {row['config']} "
+        f"t={row['duckdb_threads']} #{row['repeat']}: "
+        f"{row['wall_s']:.2f} s, cpu {row['client_cpu_s']:.2f} s, {row.get('get_requests', '?')} GETs "
+        f"({row.get('requests', '?')} requests), "
         f"{row['connections']} connections (peak {row['connections_peak']})",
         file=sys.stderr,
         flush=True,
     )
 
 
-def base_row(run, profile_name: str, repeat: int) -> dict:
+def base_row(run, rig, profile_name: str, repeat: int) -> dict:
     profile = PROFILES[profile_name]
     return {
         "suite": run.name,
         "kind": "peer",
         "profile": profile_name,
+        "rig_connections": rig.connections,
         "latency_ms": profile.latency_ms,
         "bandwidth_kbs": profile.bandwidth_kbs or "",
         "file_cache": False,
@@ -110,40 +126,49 @@ def base_row(run, profile_name: str, repeat: int) -> dict:
     }
 
 
-def make_blobs(rig, scratch: Path) -> tuple:
-    """BLOBS random objects in the bucket and in scratch: (peer objects with sha256, DuckDB's answer from scratch)."""
-    folder = scratch / BLOB_PREFIX
-    folder.mkdir(parents=True)
+def make_blobs(rig, scratch: Path, shape: str) -> tuple:
+    """The shape's random objects in the bucket and in scratch: (the workload, peer objects with sha256, DuckDB's
+    answer from scratch)."""
+    count, mib = blob_shape(shape)
+    workload = blob_workload(shape)
+    folder = scratch / workload.dataset
+    folder.mkdir(parents=True, exist_ok=True)
     objects = []
-    for n in range(BLOBS):
+    for n in range(count):
         path = folder / f"blob-{n}.bin"
-        with open(path, "wb") as out:
-            for _ in range(BLOB_MIB):
-                out.write(os.urandom(MiB))
-        key = f"{BLOB_PREFIX}/{path.name}"
+        if not path.exists():
+            with open(path, "wb") as out:
+                for _ in range(mib):
+                    out.write(os.urandom(MiB))
+        key = f"{workload.dataset}/{path.name}"
         rig.s3.upload_file(str(path), rig.bucket, key)
         objects.append({"key": key, "size": path.stat().st_size, "sha256": _sha256(path)})
-    expect = normalize_rows(connect({"load": []}).execute(BLOB_SQL.replace("{base}", str(scratch))).fetchall())
-    return objects, expect
+    sql = workload.queries[0].replace("{base}", str(scratch))
+    return workload, objects, normalize_rows(connect({"load": []}).execute(sql).fetchall())
 
 
 def reads(suite, run, rig, scratch: Path, profiles, threads, configs, timeout):
-    objects, blob_expect = make_blobs(rig, scratch)
+    blobs = [make_blobs(rig, scratch, shape) for shape in run.pick("blobs", suite.blobs)]
     projection = WORKLOADS["lineitem-projection"]
-    answers = prepare(run, rig, [projection])
-    nbytes = sum(o["size"] for o in objects)
+    answers = prepare(run, rig, [projection]) if suite.projection else {}
+
+    def duckdb_runs(row: dict, w, expect: list, nbytes):
+        for t, config in ((t, c) for t in threads for c in configs):
+            point = dict(row, workload=w.name, client="curl", duckdb_threads=t, engine=config.engine)
+            point.update(config=config.name, bytes=nbytes)
+            measure(run, rig, point, w, config, expect, timeout, watch=connections.watch(rig))
+            log(point)
+
     for profile_name in profiles:
         rig.set_profile(profile_name)
         for repeat in range(run.opts.repeats):
-            row = base_row(run, profile_name, repeat)
-            for w, expect in ((BLOB_WORKLOAD, [blob_expect]), (projection, answers[projection.name])):
-                for t, config in ((t, c) for t in threads for c in configs):
-                    point = dict(row, workload=w.name, client="curl", duckdb_threads=t, engine=config.engine)
-                    point.update(config=config.name, bytes=nbytes if w is BLOB_WORKLOAD else "")
-                    measure(run, rig, point, w, config, expect, timeout, watch=connections.watch(rig))
-                if w is BLOB_WORKLOAD:
-                    for peer in suite.peers:
-                        peer_row(run, rig, dict(row, workload=w.name), peer, "get", suite, objects, timeout)
+            row = base_row(run, rig, profile_name, repeat)
+            for w, objects, expect in blobs:
+                duckdb_runs(row, w, [expect], sum(o["size"] for o in objects))
+                for peer in suite.peers:
+                    peer_row(run, rig, dict(row, workload=w.name), peer, "get", suite, objects, timeout)
+            if suite.projection:
+                duckdb_runs(row, projection, answers[projection.name], "")
 
 
 def _files(path: Path) -> list:
@@ -178,7 +203,7 @@ def writes(suite, run, rig, scratch: Path, profiles, threads, configs, timeout):
     count = 0
     for profile_name in profiles:
         for repeat in range(run.opts.repeats):
-            row = base_row(run, profile_name, repeat)
+            row = base_row(run, rig, profile_name, repeat)
             for name in names:
                 local = scratch / "reference" / name / WRITES[name].leaf
                 nbytes = sum(f.stat().st_size for f in _files(local))
@@ -208,9 +233,10 @@ def run(suite, run):
     scratch = Path(tempfile.mkdtemp(prefix="httpfs2-peers-"))
     start = time.monotonic()
     try:
-        with S3Rig(access_log=True) as rig:
-            work = writes if suite.writes else reads
-            work(suite, run, rig, scratch, profiles, threads, configs, timeout)
+        for mode in run.pick("rig_connections", suite.connections, CONNECTIONS):
+            with S3Rig(access_log=True, connections=mode) as rig:
+                work = writes if suite.writes else reads
+                work(suite, run, rig, scratch, profiles, threads, configs, timeout)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     print(f"[peers] done in {time.monotonic() - start:.0f} s", file=sys.stderr, flush=True)

@@ -6,9 +6,10 @@ its CPU is its own. Two clients, each as its users would set it up for a big ins
            chunks of PART_SIZE and max_concurrency `concurrency` per object, every object at once
 
 Usage: python -m bench.peers @<spec.json>   prints one JSON line (wall_s, client_cpu_s, client_sys_s, bytes,
-vm_hwm_mib). The spec: client, op (get | put), endpoint (host:port), bucket, access_key, secret_key, target_gbps,
-concurrency, and objects: for get [{key, size, sha256}] (every byte is checked after the timer stops; a difference
-exits non-zero naming the object), for put [{key, path}] (the runner reads them back).
+vm_hwm_mib). The spec: client, op (get | put), endpoint (host:port), ca_file (the rig's CA: https, trusting it; absent:
+plain http), bucket, access_key, secret_key, target_gbps, concurrency, and objects: for get [{key, size, sha256}]
+(every byte is checked after the timer stops; a difference exits non-zero naming the object), for put [{key, path}]
+(the runner reads them back).
 """
 
 import asyncio
@@ -29,15 +30,21 @@ REGION = "us-east-1"
 
 def crt_client(spec: dict):
     from awscrt.auth import AwsCredentialsProvider
-    from awscrt.io import ClientBootstrap, DefaultHostResolver, EventLoopGroup
+    from awscrt.io import ClientBootstrap, ClientTlsContext, DefaultHostResolver, EventLoopGroup, TlsContextOptions
     from awscrt.s3 import S3Client, S3RequestTlsMode
 
     loop_group = EventLoopGroup()
     bootstrap = ClientBootstrap(loop_group, DefaultHostResolver(loop_group))
+    tls = {"tls_mode": S3RequestTlsMode.DISABLED}
+    if spec.get("ca_file"):
+        options = TlsContextOptions()
+        options.override_default_trust_store_from_path(ca_filepath=spec["ca_file"])
+        connection = ClientTlsContext(options).new_connection_options()
+        tls = {"tls_mode": S3RequestTlsMode.ENABLED, "tls_connection_options": connection}
     return S3Client(
         bootstrap=bootstrap,
         region=REGION,
-        tls_mode=S3RequestTlsMode.DISABLED,
+        **tls,
         credential_provider=AwsCredentialsProvider.new_static(spec["access_key"], spec["secret_key"]),
         part_size=PART_SIZE,
         throughput_target_gbps=float(spec["target_gbps"]),
@@ -76,14 +83,15 @@ async def obstore_run(spec: dict, buffers: dict):
     import obstore
     from obstore.store import S3Store
 
+    ca_file = spec.get("ca_file")
     store = S3Store(
         spec["bucket"],
-        endpoint=f"http://{spec['endpoint']}",
+        endpoint=f"{'https' if ca_file else 'http'}://{spec['endpoint']}",
         access_key_id=spec["access_key"],
         secret_access_key=spec["secret_key"],
         region=REGION,
         virtual_hosted_style_request=False,
-        client_options={"allow_http": True},
+        client_options={"root_certificate": Path(ca_file).read_text()} if ca_file else {"allow_http": True},
     )
     concurrency = int(spec["concurrency"])
     if spec["op"] == "put":

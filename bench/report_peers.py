@@ -24,10 +24,11 @@ def _native(points: dict, workload: str, profile: str, threads) -> list:
 def body(rows) -> list:
     points = {}
     for row in rows:
-        points.setdefault((row["workload"], row["profile"], row["duckdb_threads"], row["config"]), []).append(row)
+        profile = (row["profile"], row.get("rig_connections") or "plain")
+        points.setdefault((row["workload"], profile, row["duckdb_threads"], row["config"]), []).append(row)
     out = []
-    for (workload, _, threads, config), runs in points.items():
-        native = _native(points, workload, runs[0]["profile"], threads)
+    for (workload, profile, threads, config), runs in points.items():
+        native = _native(points, workload, profile, threads)
         seconds, native_s = p50(runs, "wall_s"), p50(native, "wall_s")
         moved = p50([dict(r, moved=_moved(r)) for r in runs], "moved")
         out.append(

@@ -16,7 +16,9 @@ def profile_text(row) -> str:
     """A profile with what it adds: `region 25 ms 87.9 MiB/s`."""
     rate = row.get("bandwidth_kbs")
     bandwidth = f" {rate / KB_PER_MIB:.1f} MiB/s" if rate not in ("", None) else ""
-    return f"{row['profile']} {row['latency_ms']:g} ms{bandwidth}"
+    connections = row.get("rig_connections")
+    mode = f", {connections}" if connections not in ("", None, "plain") else ""
+    return f"{row['profile']} {row['latency_ms']:g} ms{bandwidth}{mode}"
 
 
 def h2_p50(rows, name):

@@ -2,8 +2,9 @@
 
 The point: suite (its name), kind (blob | workload | write | azure | table | peer: which report tables it feeds),
 workload (or blob / parquet / ceiling data), step and rows (azure), profile (network profile) or path (direct | proxy)
-with latency_ms and bandwidth_kbs, file_cache, client, duckdb_threads, engine (native | httpfs2 | local | curl-cli |
-crt | obstore), duckdb_version (the DuckDB it ran in; empty: 1.5.5), config, ceiling_streams, repeat.
+with latency_ms and bandwidth_kbs, rig_connections (peers: plain | keep-alive | tls, rig/s3rig.py CONNECTIONS),
+file_cache, client, duckdb_threads, engine (native | httpfs2 | local | curl-cli | crt | obstore), duckdb_version (the
+DuckDB it ran in; empty: 1.5.5), config, ceiling_streams, repeat.
 Measured: wall_s, bytes (the object's size, or what a peer row moved) and mib_s (2^20 bytes per second) for blob
 sweeps; client_cpu_s and client_sys_s (the reading process: the DuckDB worker, or curl for ceiling rows),
 server_cpu_s (versitygw or Azurite), proxy_cpu_s (toxiproxy); requests by S3 operation (versitygw's access log) and
@@ -25,6 +26,7 @@ POINT = [
     "step",
     "rows",
     "profile",
+    "rig_connections",
     "path",
     "latency_ms",
     "bandwidth_kbs",

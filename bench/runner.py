@@ -40,7 +40,18 @@ from bench.results import Writer
 from bench.suites import SUITES
 from rig import HTTPFS2_EXTENSION, REPO_ROOT, httpfs_extension
 
-LIST_OPTIONS = ("profiles", "configs", "threads", "clients", "workloads", "file_cache", "latencies", "rows")
+LIST_OPTIONS = (
+    "profiles",
+    "configs",
+    "threads",
+    "clients",
+    "workloads",
+    "file_cache",
+    "latencies",
+    "rows",
+    "blobs",
+    "rig_connections",
+)
 
 
 def log(text: str):

@@ -98,6 +98,9 @@ class Peers:
     configs: tuple = (NATIVE, HTTPFS2)
     threads: tuple = (1, 4)
     peers: tuple = ("crt", "obstore")  # bench/peers.py CLIENTS
+    blobs: tuple = ("8x128",)  # shapes of the read_blob objects, `<count>x<MiB>` (--blobs)
+    projection: bool = True  # the lineitem projection after the blobs
+    connections: tuple = ("plain",)  # the rig's connection modes, a rig each (rig/s3rig.py CONNECTIONS)
     crt_target_gbps: float = 5.0  # 50 Gbit/s scaled down 10x, as the bigbox profile
     obstore_concurrency: int = 64
     timeout: float = 1800
@@ -215,6 +218,9 @@ SUITES = {
     # Issues 31 and 32 at bigbox: 8 x 128 MiB read_blob and the lineitem projection, native vs httpfs2 at threads 1 and
     # 4, beside the AWS CRT client and obstore downloading the same objects, with the connections each opened.
     "bigbox": Peers(),
+    # Issue 43 item 7: as S3 connects (keep-alive, then TLS too) beside the rig as it was (plain: every connection
+    # closed), many small objects and two large ones, with the GETs and connections of each client.
+    "bigbox-connections": Peers(blobs=("16x16", "2x128"), projection=False, connections=("plain", "keep-alive", "tls")),
     # Issue 31 at bigbox: one 256 MiB object and 16 files of 16 MiB written by COPY (threads 4; local: the floor), and
     # the same bytes uploaded by the CRT client and obstore; every object read back and checked.
     "bigbox-writes": Peers(writes=("csv-256m", "csv-16x16m"), configs=(NATIVE, HTTPFS2, LOCAL), threads=(4,)),

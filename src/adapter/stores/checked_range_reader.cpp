@@ -108,6 +108,7 @@ std::shared_ptr<CheckedRangeReader> CheckedRangeReader::For(const string &path, 
 		reader->ranged = std::move(ranged);
 		reader->throttle_listeners.stats = &stats;
 		reader->throttle_listeners.streams = streams;
+		reader->clients = UploadConnections::ForUrl(opener, reader->Url());
 		auto state = ExtensionState::Get(*context->db);
 		// Told of throttling whether or not this reader hedges: other readers' hedges are what it holds back.
 		reader->throttle_listeners.hedges = &state->hedges;
@@ -207,7 +208,7 @@ void CheckedRangeReader::Decline(ReadFallback how, Counter counter) {
 }
 
 void CheckedRangeReader::Send(const ByteRange &range, char *destination, Attempt &attempt, RequestRace::Entry *entry) {
-	auto client = clients.Take();
+	auto client = clients->Take();
 	auto request = Request(range, attempt.signed_with);
 	attempt.url = request.first;
 	duckdb::GetRequestInfo get(
@@ -250,7 +251,7 @@ void CheckedRangeReader::Send(const ByteRange &range, char *destination, Attempt
 	get.try_request = true;
 	attempt.response = log.Send(params->http_util, get, &client);
 	if (attempt.answered && attempt.verdict == RangeVerdict::EXACT && attempt.received == range.length) {
-		clients.GiveBack(std::move(client));
+		clients->GiveBack(std::move(client));
 	}
 }
 

@@ -141,6 +141,17 @@ std::shared_ptr<HostClientPools> UploadConnections::For(duckdb::optional_ptr<duc
 	return context->registered_state->GetOrCreate<UploadConnections>("httpfs2_upload_connections")->Current();
 }
 
+std::shared_ptr<ClientPool> UploadConnections::ForUrl(duckdb::optional_ptr<duckdb::FileOpener> opener,
+                                                      const std::string &url) {
+	auto pools = For(opener);
+	if (!pools) {
+		return std::make_shared<ClientPool>();
+	}
+	std::string path, proto_host_port;
+	duckdb::HTTPUtil::DecomposeURL(url, path, proto_host_port);
+	return pools->Shared(proto_host_port);
+}
+
 std::shared_ptr<HostClientPools> UploadConnections::Current() {
 	std::lock_guard<std::mutex> guard(lock);
 	if (!pools) {

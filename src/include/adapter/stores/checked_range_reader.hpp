@@ -201,7 +201,8 @@ private:
 	std::atomic<uint64_t> probes_failed {0};
 	std::exception_ptr probe_failure;
 
-	ClientPool clients;
+	//! Kept connections to the object's host, shared with httpfs2's other requests of the transaction that opened it.
+	std::shared_ptr<ClientPool> clients = std::make_shared<ClientPool>();
 	std::shared_ptr<RangedPaths> ranged;
 	std::shared_ptr<BlockCache> cache;
 	std::function<void(const std::string &)> warn_cache_failed;

@@ -115,26 +115,35 @@ private:
 class HostClientPools {
 public:
 	ClientPool &For(const std::string &proto_host_port) {
+		return *Shared(proto_host_port);
+	}
+
+	//! The pool of `proto_host_port`, for a holder that may outlive these pools (a reader kept past its transaction).
+	std::shared_ptr<ClientPool> Shared(const std::string &proto_host_port) {
 		std::lock_guard<std::mutex> guard(lock);
 		auto &pool = pools[proto_host_port];
 		if (!pool) {
-			pool.reset(new ClientPool());
+			pool = std::make_shared<ClientPool>();
 		}
-		return *pool;
+		return pool;
 	}
 
 private:
 	std::mutex lock;
-	std::map<std::string, std::unique_ptr<ClientPool>> pools;
+	std::map<std::string, std::shared_ptr<ClientPool>> pools;
 };
 
-//! The connections the uploads of a client context's transaction share, so that the parts of the many files of a
-//! statement go on kept connections rather than each file opening its own. New ones for each transaction: a client
-//! keeps the parameters (timeouts, proxy) it was made with, and a SET between statements must reach the next ones.
+//! The connections httpfs2's own requests of a client context's transaction share: the parts of the many files of a
+//! statement's uploads, and the range GETs of the many files it reads, go on kept connections rather than each file
+//! opening its own (as S3 clients keep theirs per host: on S3 a new connection costs a TCP and a TLS handshake). New
+//! ones for each transaction: a client keeps the parameters (timeouts, proxy, CA file) it was made with, and a SET
+//! between statements must reach the next ones.
 class UploadConnections : public duckdb::ClientContextState {
 public:
 	//! Those of `opener`'s client context; null without one.
 	static std::shared_ptr<HostClientPools> For(duckdb::optional_ptr<duckdb::FileOpener> opener);
+	//! The pool of the host of `url` among those of `opener`'s client context; a pool of its own without one.
+	static std::shared_ptr<ClientPool> ForUrl(duckdb::optional_ptr<duckdb::FileOpener> opener, const std::string &url);
 
 	//! A transaction begins with new ones (a commit hook before this one may have thrown, skipping the others').
 	void TransactionBegin(duckdb::MetaTransaction &transaction, duckdb::ClientContext &context) override;
