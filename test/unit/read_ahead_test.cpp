@@ -933,6 +933,8 @@ TEST(ObjectReadAhead, AFooterFetchedBeforeTheDatasetHadAPatternFetchesWhatThePat
 	{
 		ReadAheadReader gone(fourth);
 		ReaderRead(gone, *fourth_store, tuning, size - tail, tail, out);
+		auto read = fourth->Layout()->row_groups[0].columns[1];
+		ReaderRead(gone, *fourth_store, tuning, read.offset, read.length, out);
 	}
 	auto fourth_requests = fourth_store->Requests().size();
 

@@ -1,5 +1,7 @@
 #include "core/read_ahead/object_read_ahead.hpp"
 
+#include "core/formats/parquet_layout.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -348,6 +350,7 @@ ServeResult ObjectReadAhead::Serve(const ByteRange &read, char *destination) {
 			held.push_back(segment->range);
 		}
 		result.reading = Uncovered(read, held);
+		data_read = data_read || read.offset + ParquetFooter::DuckDBTailReadSize(file_size) < file_size;
 		reading.insert(reading.end(), result.reading.begin(), result.reading.end());
 	}
 	uint64_t cursor = read.offset;
@@ -449,10 +452,11 @@ void ObjectReadAhead::InstallLayoutLocked(std::shared_ptr<const ParquetLayout> p
 }
 
 void ObjectReadAhead::StartFirstRowGroupLocked() {
-	// Only before any reader: a reader's own predictor, seeded from the same pattern, takes it from there. Not after
-	// its readers went either (the dataset's pattern grows as the scan reads other files: DuckDB 2.0 reads files
-	// ahead, and may have read and closed this one before): what they read would be fetched again for nothing.
-	if (closed || next_reader != 0) {
+	// Only before any reader: a reader's own predictor, seeded from the same pattern, takes it from there. Not once a
+	// reader read its data either, even one gone since (the dataset's pattern grows as the scan reads other files:
+	// DuckDB 2.0 reads files ahead, and may have read and closed this one before): that would be fetched again for
+	// nothing. A reader of the footer alone (a bind's) leaves it to start.
+	if (closed || !reader_drop_points.empty() || data_read) {
 		return;
 	}
 	auto ranges = parquet.FirstRowGroup(last_tuning.limits);

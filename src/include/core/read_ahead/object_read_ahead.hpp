@@ -51,6 +51,8 @@ struct ServeResult {
 	//! The parts of the read nothing held or fetched when it came: the reader reads them, and read-ahead fetches none
 	//! of them until it says it has (ObjectReadAhead::EndReading).
 	std::vector<ByteRange> reading;
+	//! A reader read before the tail DuckDB reads first (data, not only the footer).
+	bool data_read = false;
 };
 
 class ObjectReadAhead : public std::enable_shared_from_this<ObjectReadAhead> {
@@ -149,6 +151,8 @@ private:
 	//! a prediction made from one of its reads may cover another's in flight, which fetched again would be fetched
 	//! twice (and, with the block cache, written twice).
 	std::vector<ByteRange> reading;
+	//! A reader read before the tail DuckDB reads first (data, not only the footer).
+	bool data_read = false;
 	//! The predictors of scans in use (each shared by the readers of one scan), for readers to join.
 	std::vector<std::weak_ptr<AccessPredictor>> scans;
 	uint64_t next_reader = 0;
