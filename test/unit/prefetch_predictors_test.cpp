@@ -9,6 +9,10 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
+#include <thread>
+
 using httpfs2::DataFilePredictor;
 using httpfs2::FolderPredictor;
 using httpfs2::ListedManifest;
@@ -175,6 +179,41 @@ TEST(FolderPredictor, AListInAnotherOrderIsListedOnceOrNever) {
 	EXPECT_EQ(order.ListAfter(other[1].path), other[0].path);
 	EXPECT_FALSE(order.Listed(other[0].path, other[1].path, {}, false));
 	EXPECT_TRUE(order.Ahead(other[1].path).empty());
+}
+
+TEST(FolderPredictor, OpensOfFilesAListingWillNameWaitForIt) {
+	// DuckDB 2.0 opens a list's files ahead, many at once: each of them waits for the listing under way rather than
+	// send a tail GET of its own (256 KiB, of which DuckDB reads 16 KiB of a small file).
+	FolderPredictor order;
+	auto all = Listing("s3://b/d/", 0, 10);
+	auto never = [] {
+		return false;
+	};
+	EXPECT_EQ(order.ListAfter(all[0].path), "");
+	EXPECT_FALSE(order.AwaitListing(all[3].path, never)) << "no listing under way";
+	EXPECT_EQ(order.ListAfter(all[1].path), all[0].path);
+	EXPECT_FALSE(order.AwaitListing(all[0].path, never)) << "listed after it: the listing will not name it";
+	EXPECT_FALSE(order.AwaitListing("s3://b/other/x.parquet", never)) << "another folder";
+	std::atomic<bool> waited {false};
+	std::atomic<bool> returned {false};
+	std::thread open([&] {
+		waited = order.AwaitListing(all[3].path, never);
+		returned = true;
+	});
+	std::this_thread::sleep_for(std::chrono::milliseconds(120)); // over two of its give-up checks
+	EXPECT_FALSE(returned) << "it waits while the listing is under way";
+	EXPECT_TRUE(order.Listed(all[0].path, all[1].path, vector<ListedPath>(all.begin() + 1, all.end()), false));
+	order.ListingDone(all[0].path);
+	open.join();
+	EXPECT_TRUE(waited);
+	EXPECT_FALSE(order.AwaitListing(all[4].path, never)) << "the listing is over";
+
+	// An interrupted query stops waiting.
+	FolderPredictor interrupted;
+	auto other = Listing("s3://b/e/", 0, 5);
+	interrupted.ListAfter(other[0].path);
+	EXPECT_EQ(interrupted.ListAfter(other[1].path), other[0].path);
+	EXPECT_FALSE(interrupted.AwaitListing(other[2].path, [] { return true; }));
 }
 
 TEST(ListingPredictor, AnOpenPredictsTheFootersOfTheParquetFilesListedAfterIt) {

@@ -232,9 +232,16 @@ bool WrappedFileSystem::FallsBackToWholeObject(ReadHandle &handle, int64_t nr_by
 
 void WrappedFileSystem::ReadWithReadAhead(ReadHandle &handle, char *buffer, idx_t nr_bytes, idx_t location) {
 	ByteRange read {location, nr_bytes};
-	for (auto &gap : read_ahead.Serve(handle, read, buffer)) {
-		ReadForReader(handle, buffer + (gap.offset - location), static_cast<int64_t>(gap.length), gap.offset);
+	auto served = read_ahead.Serve(handle, read, buffer);
+	try {
+		for (auto &gap : served.gaps) {
+			ReadForReader(handle, buffer + (gap.offset - location), static_cast<int64_t>(gap.length), gap.offset);
+		}
+	} catch (...) {
+		read_ahead.EndReading(handle, served);
+		throw;
 	}
+	read_ahead.EndReading(handle, served);
 	read_ahead.Learn(handle, read, buffer);
 }
 

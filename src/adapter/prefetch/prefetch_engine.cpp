@@ -1,6 +1,7 @@
 #include "adapter/prefetch/prefetch_engine.hpp"
 
 #include "adapter/common/query_versions.hpp"
+#include "adapter/compat/duckdb_api.hpp"
 #include "adapter/stores/s3_tails.hpp"
 #include "core/formats/manifest_list.hpp"
 #include "core/formats/parquet_layout.hpp"
@@ -146,6 +147,8 @@ void PrefetchEngine::Opening(const string &path, bool from_catalog, const IoSett
 		Execute(predictors->data_files.Opened(path), tuning, opener, path);
 	} else if (store.ListsFolders()) {
 		ListFolder(path, *predictors, opener);
+		auto context = FileOpener::TryGetClientContext(opener);
+		predictors->folders.AwaitListing(path, [&]() { return context && compat::Interrupted(*context); });
 		Execute(predictors->folders.Ahead(path), tuning, opener, path);
 	}
 }
@@ -170,6 +173,14 @@ void PrefetchEngine::ListFolder(const string &path, QueryPredictors &predictors,
 	if (after.empty()) {
 		return;
 	}
+	// The opens waiting for this listing go on however it ends, once what it gave is the query's.
+	struct Done {
+		FolderPredictor &folders;
+		const string &after;
+		~Done() {
+			folders.ListingDone(after);
+		}
+	} done {predictors.folders, after};
 	std::vector<ListedFile> listed;
 	bool truncated = false;
 	if (!store.ListAfter(after, opener, listed, truncated)) {

@@ -1,5 +1,6 @@
 #include "adapter/prefetch/read_ahead_wiring.hpp"
 
+#include "adapter/compat/duckdb_api.hpp"
 #include "adapter/handles/internal_opener.hpp"
 #include "duckdb/main/client_context.hpp"
 #include "duckdb/main/client_context_state.hpp"
@@ -20,7 +21,8 @@ ReadAheadWiring::ReadAheadWiring(ExtensionState &state_p, IoStats &stats_p, Remo
 
 ReadAheadTuning ReadAheadWiring::TuningFor(const IoSettings &settings) const {
 	return ReadAheadTuner::Tune(settings, state.cost_model.Snapshot(), state.io_pool.TargetSize(),
-	                            state.read_ahead_budget.Limit(), state.cost_model.streams.Streams());
+	                            state.read_ahead_budget.Limit(), state.cost_model.streams.Streams(),
+	                            compat::HOST_READS);
 }
 
 ObjectReadAhead::Fetcher ReadAheadWiring::FetcherFor(const string &path, const ObjectVersion &version,
@@ -102,7 +104,7 @@ void ReadAheadWiring::AttachDeferred(ReadHandle &handle) {
 	});
 }
 
-std::vector<ByteRange> ReadAheadWiring::Serve(ReadHandle &handle, const ByteRange &read, char *buffer) {
+ServeResult ReadAheadWiring::Serve(ReadHandle &handle, const ByteRange &read, char *buffer) {
 	if (!handle.Interrupted() && !handle.ReadsDeclined()) {
 		auto tuning = TuningFor(handle.settings);
 		if (tuning.fetch_ahead) {
@@ -120,7 +122,11 @@ std::vector<ByteRange> ReadAheadWiring::Serve(ReadHandle &handle, const ByteRang
 	if (served.waited) {
 		stats.Add(Counter::READS_WAITED);
 	}
-	return std::move(served.gaps);
+	return served;
+}
+
+void ReadAheadWiring::EndReading(ReadHandle &handle, const ServeResult &served) {
+	handle.read_ahead->object->EndReading(served.reading);
 }
 
 void ReadAheadWiring::Learn(ReadHandle &handle, const ByteRange &read, const char *buffer) {

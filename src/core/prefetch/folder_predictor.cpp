@@ -4,11 +4,17 @@
 
 namespace httpfs2 {
 
+constexpr std::chrono::milliseconds FolderPredictor::GIVE_UP_CHECK;
+constexpr std::chrono::seconds FolderPredictor::MAX_WAIT;
+
 void FolderPredictor::Clear() {
-	MutexLock guard(lock);
-	folders.clear();
-	predicted.clear();
-	listed_files = 0;
+	{
+		MutexLock guard(lock);
+		folders.clear();
+		predicted.clear();
+		listed_files = 0;
+	}
+	listing_done.notify_all();
 }
 
 FolderPredictor::Folder *FolderPredictor::FolderOf(const std::string &path) {
@@ -32,6 +38,7 @@ std::string FolderPredictor::ListAfter(const std::string &path) {
 			folder->first = path;
 		} else if (path > folder->first) {
 			folder->state = State::LISTING;
+			folder->listing = true;
 			return folder->first;
 		}
 		return std::string();
@@ -42,6 +49,7 @@ std::string FolderPredictor::ListAfter(const std::string &path) {
 			return std::string();
 		}
 		folder->extending = true;
+		folder->listing = true;
 		return folder->files.back().path;
 	}
 	default:
@@ -78,6 +86,41 @@ bool FolderPredictor::Listed(const std::string &after, const std::string &path, 
 		}
 	}
 	return true;
+}
+
+void FolderPredictor::ListingDone(const std::string &after) {
+	{
+		MutexLock guard(lock);
+		auto folder = folders.find(after.substr(0, after.rfind('/') + 1));
+		if (folder != folders.end()) {
+			folder->second.listing = false;
+		}
+	}
+	listing_done.notify_all();
+}
+
+bool FolderPredictor::AwaitListing(const std::string &path, const std::function<bool()> &give_up) {
+	auto deadline = std::chrono::steady_clock::now() + MAX_WAIT;
+	auto name = path.substr(0, path.rfind('/') + 1);
+	bool waited = false;
+	MutexLock guard(lock);
+	while (std::chrono::steady_clock::now() < deadline) {
+		// Looked up again after each wait: Clear() may have dropped the folder meanwhile.
+		auto found = folders.find(name);
+		if (found == folders.end()) {
+			break;
+		}
+		auto &folder = found->second;
+		if (!folder.listing || path <= folder.first || folder.index.count(path)) {
+			break;
+		}
+		if (give_up && give_up()) {
+			break;
+		}
+		waited = true;
+		listing_done.wait_for(lock, GIVE_UP_CHECK);
+	}
+	return waited;
 }
 
 std::vector<OpenPrediction> FolderPredictor::Ahead(const std::string &path) {

@@ -1,11 +1,37 @@
 #include "core/read_ahead/object_read_ahead.hpp"
 
+#include "core/formats/parquet_layout.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <new>
 
 namespace httpfs2 {
+
+namespace {
+//! The parts of `range` that none of `taken` covers, in order.
+std::vector<ByteRange> Uncovered(const ByteRange &range, const std::vector<ByteRange> &taken) {
+	std::vector<ByteRange> parts {range};
+	for (auto &other : taken) {
+		std::vector<ByteRange> rest;
+		for (auto &part : parts) {
+			if (other.End() <= part.offset || part.End() <= other.offset) {
+				rest.push_back(part);
+				continue;
+			}
+			if (part.offset < other.offset) {
+				rest.push_back(ByteRange {part.offset, other.offset - part.offset});
+			}
+			if (other.End() < part.End()) {
+				rest.push_back(ByteRange {other.End(), part.End() - other.End()});
+			}
+		}
+		parts.swap(rest);
+	}
+	return parts;
+}
+} // namespace
 
 ObjectReadAhead::ObjectReadAhead(IoPool &pool_p, MemoryBudget &budget_p, IoStats &stats_p, CostModel &model_p,
                                  uint64_t file_size_p, Fetcher fetcher_p)
@@ -164,8 +190,14 @@ void ObjectReadAhead::ScheduleLocked(const std::vector<PredictedRange> &ranges, 
 	RangePlanner planner(tuning.chunk_size_bytes, tuning.min_bytes);
 	for (auto &predicted : ranges) {
 		auto &range = predicted.range;
-		// Fetch only the parts no segment holds yet.
-		for (auto &gap : segments.Missing(range.offset, std::min(range.End(), file_size))) {
+		// Fetch only the parts no segment holds yet and no reader is reading itself.
+		std::vector<ByteRange> gaps;
+		for (auto &missing : segments.Missing(range.offset, std::min(range.End(), file_size))) {
+			for (auto &part : Uncovered(missing, reading)) {
+				gaps.push_back(part);
+			}
+		}
+		for (auto &gap : gaps) {
 			auto pieces = planner.ShouldSplit(gap.length) ? planner.Plan(gap.offset, gap.length, tuning.max_fanout)
 			                                              : std::vector<ByteRange> {gap};
 			for (auto &piece : pieces) {
@@ -312,6 +344,14 @@ ServeResult ObjectReadAhead::Serve(const ByteRange &read, char *destination) {
 	{
 		std::lock_guard<std::mutex> guard(lock);
 		overlapping = segments.Overlapping(read);
+		// Taken by the reader in the same step that found nothing for them: no fetch of them is scheduled after.
+		std::vector<ByteRange> held;
+		for (auto &segment : overlapping) {
+			held.push_back(segment->range);
+		}
+		result.reading = Uncovered(read, held);
+		data_read = data_read || read.offset + ParquetFooter::DuckDBTailReadSize(file_size) < file_size;
+		reading.insert(reading.end(), result.reading.begin(), result.reading.end());
 	}
 	uint64_t cursor = read.offset;
 	for (auto &segment : overlapping) {
@@ -342,6 +382,18 @@ ServeResult ObjectReadAhead::Serve(const ByteRange &read, char *destination) {
 		}
 	}
 	return result;
+}
+
+void ObjectReadAhead::EndReading(const std::vector<ByteRange> &ended) {
+	std::lock_guard<std::mutex> guard(lock);
+	for (auto &range : ended) {
+		auto found = std::find_if(reading.begin(), reading.end(), [&](const ByteRange &other) {
+			return other.offset == range.offset && other.length == range.length;
+		});
+		if (found != reading.end()) {
+			reading.erase(found);
+		}
+	}
 }
 
 bool ObjectReadAhead::Inspect(const ByteRange &read, const char *data) {
@@ -400,8 +452,11 @@ void ObjectReadAhead::InstallLayoutLocked(std::shared_ptr<const ParquetLayout> p
 }
 
 void ObjectReadAhead::StartFirstRowGroupLocked() {
-	// Only before any reader: a reader's own predictor, seeded from the same pattern, takes it from there.
-	if (closed || !reader_drop_points.empty()) {
+	// Only before any reader: a reader's own predictor, seeded from the same pattern, takes it from there. Not once a
+	// reader read its data either, even one gone since (the dataset's pattern grows as the scan reads other files:
+	// DuckDB 2.0 reads files ahead, and may have read and closed this one before): that would be fetched again for
+	// nothing. A reader of the footer alone (a bind's) leaves it to start.
+	if (closed || !reader_drop_points.empty() || data_read) {
 		return;
 	}
 	auto ranges = parquet.FirstRowGroup(last_tuning.limits);

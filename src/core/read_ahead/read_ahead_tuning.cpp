@@ -12,7 +12,7 @@ constexpr uint64_t ReadAheadTuner::MIN_MERGE_GAP;
 constexpr uint64_t ReadAheadTuner::MAX_MERGE_GAP;
 
 ReadAheadTuning ReadAheadTuner::Tune(const IoSettings &settings, const CostModelSnapshot &model, uint64_t io_threads,
-                                     uint64_t budget_limit, uint64_t streams) {
+                                     uint64_t budget_limit, uint64_t streams, HostReads host) {
 	uint64_t bdp = COLD_BDP;
 	if (model.latency_samples > 0) {
 		double bandwidth = model.bandwidth_samples > 0 ? model.stream_bandwidth_bps : ASSUMED_STREAM_BANDWIDTH_BPS;
@@ -24,7 +24,8 @@ ReadAheadTuning ReadAheadTuner::Tune(const IoSettings &settings, const CostModel
 	uint64_t ceiling = std::max<uint64_t>(budget_limit / 2, 1);
 	tuning.limits.max_ahead_bytes = std::min(ahead, ceiling);
 	tuning.limits.ceiling_bytes = ceiling;
-	tuning.limits.merge_gap_bytes = std::min(std::max(bdp / 16, MIN_MERGE_GAP), MAX_MERGE_GAP);
+	tuning.limits.merge_gap_bytes =
+	    host == HostReads::AHEAD ? MIN_MERGE_GAP : std::min(std::max(bdp / 16, MIN_MERGE_GAP), MAX_MERGE_GAP);
 	tuning.chunk_size_bytes = settings.chunk_size_bytes;
 	// A window of `max_fanout` or more ranges already streams them in parallel: a range is cut into pieces only when
 	// it is larger than that share of the window. Cutting smaller ranges buys nothing but requests, each with its own

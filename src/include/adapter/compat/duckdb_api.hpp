@@ -12,6 +12,7 @@
 
 #include "duckdb/common/http_util.hpp"
 #include "duckdb/logging/log_type.hpp"
+#include "core/read_ahead/read_ahead_tuning.hpp"
 #include "duckdb/main/client_context.hpp"
 
 #include <string>
@@ -24,6 +25,8 @@ namespace httpfs2 {
 namespace compat {
 
 #if HTTPFS2_DUCKDB_MAJOR >= 2
+//! DuckDB 2.0 reads row groups and files ahead on its own async pool.
+constexpr HostReads HOST_READS = HostReads::AHEAD;
 //! How DuckDB names a setting a FileOpener is asked for, and a column a table function binds.
 using SettingKey = duckdb::Identifier;
 using ColumnName = duckdb::Identifier;
@@ -37,6 +40,7 @@ inline uint64_t ThrottledWaitMs(const duckdb::HTTPParams &params) {
 	return params.retry_throttled_wait_ms;
 }
 #else
+constexpr HostReads HOST_READS = HostReads::IN_TURN;
 using SettingKey = std::string;
 using ColumnName = std::string;
 

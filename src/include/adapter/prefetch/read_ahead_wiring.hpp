@@ -36,8 +36,10 @@ public:
 	//! Attaches read-ahead that waited for the handle's first read, with its connection's file opener.
 	void AttachDeferred(ReadHandle &handle);
 	//! Serves what read-ahead holds of `read` into `buffer` (waiting for fetches in flight) and tells the handle's
-	//! predictor; returns the parts the caller must read itself.
-	std::vector<ByteRange> Serve(ReadHandle &handle, const ByteRange &read, char *buffer);
+	//! predictor; returns the parts the caller must read itself (its gaps), to be ended with EndReading.
+	ServeResult Serve(ReadHandle &handle, const ByteRange &read, char *buffer);
+	//! The caller has read the gaps of `served` (or failed to): read-ahead may fetch those bytes again.
+	void EndReading(ReadHandle &handle, const ServeResult &served);
 	//! After `read` is in `buffer` whole: learns the file's Parquet layout, remembers its footer.
 	void Learn(ReadHandle &handle, const ByteRange &read, const char *buffer);
 

@@ -48,6 +48,11 @@ struct ServeResult {
 	uint64_t served_bytes = 0;
 	//! The read waited for a fetch in flight, or fetched a queued one itself.
 	bool waited = false;
+	//! The parts of the read nothing held or fetched when it came: the reader reads them, and read-ahead fetches none
+	//! of them until it says it has (ObjectReadAhead::EndReading).
+	std::vector<ByteRange> reading;
+	//! A reader read before the tail DuckDB reads first (data, not only the footer).
+	bool data_read = false;
 };
 
 class ObjectReadAhead : public std::enable_shared_from_this<ObjectReadAhead> {
@@ -75,6 +80,8 @@ public:
 	void RemoveReader(uint64_t reader);
 	//! Copies what read-ahead holds of `read` into `destination` (read.offset maps to destination[0]).
 	ServeResult Serve(const ByteRange &read, char *destination);
+	//! The reader has read (or failed to read) the parts a Serve gave it to read (ServeResult::reading).
+	void EndReading(const std::vector<ByteRange> &reading);
 	//! Shows the predictor the bytes a reader got: a Parquet footer switches it to row-group prediction. True once,
 	//! for the first call after the layout was learned (here or from a footer fetched ahead).
 	bool Inspect(const ByteRange &read, const char *data);
@@ -140,6 +147,12 @@ private:
 	Segments segments;
 	//! Each reader's latest drop point (Prediction::drop_before).
 	std::map<uint64_t, uint64_t> reader_drop_points;
+	//! What readers are reading themselves now (ServeResult::reading). DuckDB 2.0 reads a file's ranges side by side:
+	//! a prediction made from one of its reads may cover another's in flight, which fetched again would be fetched
+	//! twice (and, with the block cache, written twice).
+	std::vector<ByteRange> reading;
+	//! A reader read before the tail DuckDB reads first (data, not only the footer).
+	bool data_read = false;
 	//! The predictors of scans in use (each shared by the readers of one scan), for readers to join.
 	std::vector<std::weak_ptr<AccessPredictor>> scans;
 	uint64_t next_reader = 0;

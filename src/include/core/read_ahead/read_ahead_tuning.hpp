@@ -41,6 +41,10 @@ struct ReadAheadTuning {
 //! thread and the fetches a scan never uses, on cores the query needs. The gate is the latency alone: bandwidth
 //! measured on a busy client is noisy (docs/benchmarks.md, "Figures"), and a slow stream argues for
 //! the parallel streams of read-ahead, not against them.
+//! How the DuckDB that reads issues a scan's reads: one after another on its scanning thread (1.5.x), or side by side
+//! ahead of the scan on its own async pool (2.0: row groups and the next files).
+enum class HostReads : uint8_t { IN_TURN, AHEAD };
+
 struct ReadAheadTuner {
 	static constexpr uint64_t MIN_AHEAD = 8 * MiB;
 	//! Bandwidth-delay product assumed until the model has measured a first-byte latency.
@@ -51,9 +55,13 @@ struct ReadAheadTuner {
 	static constexpr uint64_t MIN_MERGE_GAP = 16 * KiB;
 	static constexpr uint64_t MAX_MERGE_GAP = MiB;
 
-	//! `streams`: how many the stream controller allows now; the settings' max_fanout caps it.
+	//! `streams`: how many the stream controller allows now; the settings' max_fanout caps it. A host that reads
+	//! AHEAD itself reads the column chunks of a row group merged across gaps under 16 KiB (DuckDB 2.0's Parquet
+	//! reader, as httpfs2 gives it no network throughput) and hides their round trips on its own pool: gaps are
+	//! merged only as it merges them, so that no byte between its reads is fetched.
 	static ReadAheadTuning Tune(const IoSettings &settings, const CostModelSnapshot &model, uint64_t io_threads,
-	                            uint64_t budget_limit, uint64_t streams = StreamController::START_STREAMS);
+	                            uint64_t budget_limit, uint64_t streams = StreamController::START_STREAMS,
+	                            HostReads host = HostReads::IN_TURN);
 };
 
 } // namespace httpfs2
