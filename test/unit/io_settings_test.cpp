@@ -37,7 +37,7 @@ TEST(IoSettings, EveryMemberHasExactlyOneSetting) {
 		                                   : static_cast<const void *>(&(settings.*spec.text));
 		EXPECT_TRUE(members.insert(member).second) << spec.name;
 	}
-	EXPECT_EQ(SETTING_COUNT, 21u);
+	EXPECT_EQ(SETTING_COUNT, 22u);
 }
 
 TEST(IoSettings, CacheIsOffWithADirectoryAUserCanFind) {
