@@ -106,12 +106,10 @@ std::shared_ptr<CheckedRangeReader> CheckedRangeReader::For(const string &path, 
 		}
 		reader->ranges_confirmed = ranges_confirmed || ranged->Contains(path);
 		reader->ranged = std::move(ranged);
-		reader->throttle_listeners.stats = &stats;
-		reader->throttle_listeners.streams = streams;
 		reader->clients = UploadConnections::ForUrl(opener, reader->Url());
-		auto state = ExtensionState::Get(*context->db);
 		// Told of throttling whether or not this reader hedges: other readers' hedges are what it holds back.
-		reader->throttle_listeners.hedges = &state->hedges;
+		reader->throttle_listeners = ReadThrottleListeners(*context, stats, streams);
+		auto state = ExtensionState::Get(*context->db);
 		if (SettingsFor(opener, *state).hedge_reads) {
 			reader->hedges = &state->hedges;
 			reader->request_threads = &state->request_threads;

@@ -49,7 +49,7 @@ bool S3Listing::After(const string &path, optional_ptr<FileOpener> opener, IoSta
 		auto url = address.scheme + address.host + request.path + "?" + request.CanonicalQuery();
 
 		StandInRequest list(duckdb::HTTPUtil::Get(*context->db), path, opener, LIST_TIMEOUT_SECONDS,
-		                    ReadThrottleListeners(*context, stats, streams));
+		                    ReadThrottleListeners(*context, stats, &streams));
 		string body;
 		duckdb::unique_ptr<duckdb::GetRequestInfo> get;
 		auto response = list.Send([&]() -> duckdb::BaseRequest & {

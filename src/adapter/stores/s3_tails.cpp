@@ -44,7 +44,7 @@ TailSend S3Tails::Prepare(const string &path, optional_ptr<FileOpener> opener, I
 		// sent after the query that prepared it ended.
 		auto request =
 		    std::make_shared<StandInRequest>(duckdb::HTTPUtil::Get(*context->db), path, opener, TAIL_TIMEOUT_SECONDS,
-		                                     ReadThrottleListeners(*context, stats, streams));
+		                                     ReadThrottleListeners(*context, stats, &streams));
 		auto url = address.Url();
 		return [url, headers, request, &stats](ObjectTail &tail) {
 			return SendTailGet(url, headers, *request, stats, tail);

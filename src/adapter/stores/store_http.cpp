@@ -103,10 +103,10 @@ StandInRequest::Send(const std::function<duckdb::BaseRequest &()> &make) const {
 	}
 }
 
-ThrottleListeners ReadThrottleListeners(duckdb::ClientContext &context, IoStats &stats, StreamController &streams) {
+ThrottleListeners ReadThrottleListeners(duckdb::ClientContext &context, IoStats &stats, StreamController *streams) {
 	ThrottleListeners listeners;
 	listeners.stats = &stats;
-	listeners.streams = &streams;
+	listeners.streams = streams;
 	listeners.hedges = &ExtensionState::Get(*context.db)->hedges;
 	return listeners;
 }

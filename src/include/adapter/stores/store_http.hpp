@@ -75,8 +75,9 @@ struct StandInRequest {
 	ThrottleListeners listeners;
 };
 
-//! Who hears of a throttled answer to a read's request: `stats`, the reads' `streams`, the database's hedging policy.
-ThrottleListeners ReadThrottleListeners(duckdb::ClientContext &context, IoStats &stats, StreamController &streams);
+//! Who hears of a throttled answer to a read's request: `stats`, the reads' `streams` (where given), the database's
+//! hedging policy.
+ThrottleListeners ReadThrottleListeners(duckdb::ClientContext &context, IoStats &stats, StreamController *streams);
 
 //! The HTTP status an error of httpfs's carries (an HTTPException's), else 0.
 int HttpStatusOf(const std::exception &error);
