@@ -19,9 +19,9 @@ subresources); upload faults to the multipart requests of such keys; head_forbid
   (`bytes=-N`); with stall_tail_closed_ranges also to ranges ending at the object's last byte (DuckDB's own footer
   reads: native httpfs then stalls too).
 - stall_first_byte: every stall_every-th GET of a range not asked before (since the last reset; the first stalled is
-  the stall_every-th) waits stall_seconds before it is forwarded, then is answered as usual: a straggler whose answer
-  begins late. A range asked again (a retry, a hedge) is never stalled, so which GETs stall depends only on the
-  order in which distinct ranges come.
+  the stall_every-th; at most stall_max of them when set) waits stall_seconds before it is forwarded, then is answered
+  as usual: a straggler whose answer begins late. A range asked again (a retry, a hedge) is never stalled, so which
+  GETs stall depends only on the order in which distinct ranges come.
 - upload_part_no_etag: UploadPart is forwarded and answered without its ETag header.
 - complete_error_body: CompleteMultipartUpload is not forwarded and answered 200 with an <Error> body.
 - complete_lost_404: the first CompleteMultipartUpload of an upload is forwarded (the object is complete upstream)
@@ -664,6 +664,7 @@ class HostileProxy:
         self.slow_down_parts = slow_down_parts
         self.slow_down_every = slow_down_every
         self.stall_every = stall_every
+        self.stall_max = None
         self.expired_tokens = set()
         self.secret_key = secret_key
         self.pinned_time = "Mon, 23 Nov 2026 10:00:00 GMT"
@@ -721,6 +722,7 @@ class HostileProxy:
             self._hooks = {"get": None, "part": None}
             self._kinds_seen = {}
             self._ranges_seen = set()
+            self._stalls = 0
             self.expired_tokens = set()
 
     @property
@@ -784,13 +786,17 @@ class HostileProxy:
         self._count("hooks_called")
 
     def _first_seen_stalls(self, path: str, range_header: str | None) -> bool:
-        """Whether a GET of this range stalls (stall_first_byte): every stall_every-th range not asked before."""
+        """Whether a GET of this range stalls (stall_first_byte): every stall_every-th range not asked before, the
+        first stall_max of them."""
         with self._lock:
             key = (path, range_header)
             if key in self._ranges_seen:
                 return False
             self._ranges_seen.add(key)
-            return len(self._ranges_seen) % self.stall_every == 0
+            if len(self._ranges_seen) % self.stall_every != 0:
+                return False
+            self._stalls += 1
+            return self.stall_max is None or self._stalls <= self.stall_max
 
     def _cached(self, path: str):
         with self._lock:

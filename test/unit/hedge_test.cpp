@@ -174,6 +174,37 @@ TEST(RequestRace, WithoutBudgetTheRequestIsAwaited) {
 	EXPECT_EQ(std::string(buffer, 7), "request");
 }
 
+TEST(RequestRace, AHedgeRefusedAtTheDeadlineIsAskedForAgainAsTheBudgetGrows) {
+	IoPool threads(4);
+	HedgePolicy policy;
+	Learn(policy, 0.001, HedgePolicy::MIN_SAMPLES); // the floor: 0.5 s
+	while (policy.TryHedge(0)) {
+	}
+	char buffer[8] = {};
+	FakeRequest request;
+	request.stall = std::make_shared<Gate>();
+	std::thread others([&policy] {
+		// Past the first deadline, other GETs go out: a hedge's worth of budget.
+		std::this_thread::sleep_for(std::chrono::duration<double>(1.5 * HedgePolicy::FLOOR_SECONDS));
+		for (int sent = 0; sent * HedgePolicy::SHARE < 1.0 + HedgePolicy::SHARE; sent++) {
+			policy.RequestSent();
+		}
+	});
+	auto stall = request.stall;
+	std::thread straggler([stall] {
+		// Long after the hedge (asked for again at the second deadline) won; without it, the request's answer.
+		std::this_thread::sleep_for(std::chrono::duration<double>(6 * HedgePolicy::FLOOR_SECONDS));
+		stall->Open();
+	});
+	auto outcome = RequestRace::Run(threads, policy, TIMEOUT, request.Sender(buffer));
+	others.join();
+	straggler.join();
+	threads.WaitIdle();
+	EXPECT_TRUE(outcome.hedged);
+	EXPECT_EQ(outcome.winner, 1u);
+	EXPECT_EQ(std::string(buffer, 7), "hedge!!");
+}
+
 TEST(RequestRace, NoHedgeWhereTheRequestTimesOutSoonAfterTheDeadline) {
 	IoPool threads(4);
 	HedgePolicy policy; // cold: 1 s

@@ -123,11 +123,19 @@ RequestRace::Outcome RequestRace::Run(IoPool &threads, HedgePolicy &policy, doub
 	race->LaunchLocked(threads, 0, race);
 	auto wait = policy.DeadlineSeconds();
 	if (wait <= timeout_seconds / 2) {
-		auto deadline =
-		    race->started[0] + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(wait));
-		bool answered = race->changed.wait_until(guard, deadline, [&] { return race->began[0] || race->finished[0]; });
-		if (!answered && policy.TryHedge(Seconds(Clock::now().time_since_epoch()))) {
-			race->LaunchLocked(threads, 1, race);
+		auto step = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(wait));
+		auto last = race->started[0] +
+		            std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_seconds / 2));
+		// Past the deadline, asked again each deadline later while the budget says no: it grows as other GETs go
+		// out, and stragglers come in clusters (a hedge refused at the first look is not refused for good).
+		for (auto deadline = race->started[0] + step; deadline <= last; deadline += step) {
+			if (race->changed.wait_until(guard, deadline, [&] { return race->began[0] || race->finished[0]; })) {
+				break;
+			}
+			if (policy.TryHedge(Seconds(Clock::now().time_since_epoch()))) {
+				race->LaunchLocked(threads, 1, race);
+				break;
+			}
 		}
 	}
 	race->changed.wait(guard, [&] { return race->DecidedLocked(); });

@@ -50,8 +50,9 @@ public:
 		bool hedged = false;
 	};
 
-	//! Sends the request and, past the deadline with no answer begun, its hedge (when the policy allows, and the
-	//! deadline is at most half of `timeout_seconds`, the request's own: later, its timeout and retry do as much);
+	//! Sends the request and, past the deadline with no answer begun, its hedge (when the policy allows, asked again
+	//! each deadline later while it does not; only within half of `timeout_seconds`, the request's own: later, its
+	//! timeout and retry do as much);
 	//! returns once the winner's sender returned (rethrowing what it threw): no sender writes into the caller's memory
 	//! after that.
 	static Outcome Run(IoPool &threads, HedgePolicy &policy, double timeout_seconds, Sender sender);
