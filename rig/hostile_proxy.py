@@ -21,7 +21,7 @@ subresources); upload faults to the multipart requests of such keys; head_forbid
 - stall_first_byte: every stall_every-th GET of a range not asked before (since the last reset; the first stalled is
   the stall_every-th) waits stall_seconds before it is forwarded, then is answered as usual: a straggler whose answer
   begins late. A range asked again (a retry, a hedge) is never stalled, so which GETs stall depends only on the
-  order in which distinct ranges come.
+  order in which distinct ranges come. With `stall_kinds` set (say {"tail"}), only GETs of those kinds count.
 - upload_part_no_etag: UploadPart is forwarded and answered without its ETag header.
 - complete_error_body: CompleteMultipartUpload is not forwarded and answered 200 with an <Error> body.
 - complete_lost_404: the first CompleteMultipartUpload of an upload is forwarded (the object is complete upstream)
@@ -35,7 +35,8 @@ subresources); upload faults to the multipart requests of such keys; head_forbid
 - slow_down: every slow_down_every-th request of each kind (since the last reset; the first of each kind included)
   is not forwarded and answered 503 SlowDown, whatever its key: a store throttling a prefix. The kinds: "tail" (a
   GET of a suffix range), "get" (other object GETs), "listing", "head", "part" (UploadPart), "other". Counted as
-  "hit:slow_down" and "hit:slow_down:<kind>".
+  "hit:slow_down" and "hit:slow_down:<kind>". With `slow_down_kinds` set, only requests of those kinds. A request of
+  Azure's (with x-ms-version) is answered as Azure throttles: 503 with its ServerBusy error.
 - expiring_token: a request carrying a session token (x-amz-security-token) among `expired_tokens` is answered 400
   ExpiredToken, as S3 answers one signed with STS credentials past their expiry; other requests are forwarded without
   their token, signed again with the proxy's secret key (the rig knows no session tokens).
@@ -138,6 +139,10 @@ EXPIRED_TOKEN_BODY = (
 SLOW_DOWN_BODY = (
     b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>SlowDown</Code>'
     b"<Message>Please reduce your request rate.</Message><RequestId>hostile-proxy</RequestId></Error>"
+)
+SERVER_BUSY_BODY = (
+    b'<?xml version="1.0" encoding="utf-8"?>\n<Error><Code>ServerBusy</Code>'
+    b"<Message>The server is currently unable to receive requests. Please retry your request.</Message></Error>"
 )
 NO_SUCH_UPLOAD_BODY = (
     b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>NoSuchUpload</Code>'
@@ -397,6 +402,8 @@ class _Handler(BaseHTTPRequestHandler):
         if "slow_down" in modes and proxy._throttles(self._kind(params)):
             self._fault("slow_down")
             proxy._count(f"hit:slow_down:{self._kind(params)}")
+            if "x-ms-version" in self.headers:
+                return self._answer(503, SERVER_BUSY_BODY, [("Content-Type", "application/xml")], reason="Server Busy")
             return self._answer(503, SLOW_DOWN_BODY, [("Content-Type", "application/xml")], reason="Slow Down")
         if self.command == "PUT" and "partNumber" in params:
             proxy._before("part")
@@ -451,7 +458,8 @@ class _Handler(BaseHTTPRequestHandler):
         if range_header:
             proxy._count("ranged_gets")
 
-        if "stall_first_byte" in modes and proxy._first_seen_stalls(path, range_header):
+        stalls_kind = proxy.stall_kinds is None or ("tail" if suffix else "get") in proxy.stall_kinds
+        if "stall_first_byte" in modes and stalls_kind and proxy._first_seen_stalls(path, range_header):
             self._fault("stall_first_byte")
             proxy._stop.wait(proxy.stall_seconds)
         if "stall_tail" in modes and suffix:
@@ -722,6 +730,9 @@ class HostileProxy:
             self._kinds_seen = {}
             self._ranges_seen = set()
             self.expired_tokens = set()
+            # Which kinds of request slow_down throttles and stall_first_byte stalls: all (None) or those named.
+            self.slow_down_kinds = None
+            self.stall_kinds = None
 
     @property
     def counts(self) -> dict:
@@ -761,6 +772,8 @@ class HostileProxy:
     def _throttles(self, kind: str) -> bool:
         """Whether this request of `kind` is one slow_down answers 503: the 1st, the (1 + every)-th... of its kind."""
         with self._lock:
+            if self.slow_down_kinds is not None and kind not in self.slow_down_kinds:
+                return False
             seen = self._kinds_seen.get(kind, 0)
             self._kinds_seen[kind] = seen + 1
             return seen % max(self.slow_down_every, 1) == 0
