@@ -39,7 +39,8 @@ subresources); upload faults to the multipart requests of such keys; head_forbid
   Azure's (with x-ms-version) is answered as Azure throttles: 503 with its ServerBusy error.
 - expiring_token: a request carrying a session token (x-amz-security-token) among `expired_tokens` is answered 400
   ExpiredToken, as S3 answers one signed with STS credentials past their expiry; other requests are forwarded without
-  their token, signed again with the proxy's secret key (the rig knows no session tokens).
+  their token, signed again with the proxy's secret key (the rig knows no session tokens). An object GET whose
+  on_get hook put its token among them is refused itself.
 - head_forbidden: HEAD is answered 403.
 - get_no_etag: object GETs are answered without their ETag header (HEADs keep theirs), as some gateways and caches
   answer.
@@ -52,7 +53,8 @@ Modes that only change the headers of answers (get_no_etag, pinned_validators) c
 (A 200 with the whole body and no Content-Range to a range request is ignore_range: no separate mode.)
 
 `on_get(k, callback)` calls `callback()` in the proxy's thread just before the k-th matching object GET is forwarded
-(to replace an object mid-scan); `on_part(k, callback)` before the k-th UploadPart of any key. `counts` says what the
+(to replace an object mid-scan); `on_part(k, callback)` before the k-th UploadPart of any key; `on_listing(k,
+callback)` before the k-th listing. `counts` says what the
 proxy saw and did: requests per method, "object_gets", "ranged_gets", "full_body_gets" (object GETs answered 200),
 "listings", "bytes_sent" (response bodies), and "hit:<mode>" each time a misbehaviour was applied
 ("hit:complete_404" for complete_lost_404's later answers), "connections:<METHOD>" per client connection by the method
@@ -411,6 +413,7 @@ class _Handler(BaseHTTPRequestHandler):
         if self.command == "GET" and set(params) & NOT_AN_OBJECT_GET:
             if "list-type" in params or "prefix" in params or "delimiter" in params:
                 proxy._count("listings")
+                proxy._before("listing")
             matching = False
             object_get = False
         else:
@@ -452,6 +455,10 @@ class _Handler(BaseHTTPRequestHandler):
         proxy = self.proxy
         proxy._count("object_gets")
         proxy._before("get")
+        if "expiring_token" in modes and self.headers.get("x-amz-security-token") in proxy.expired_tokens:
+            # Its hook expired the token it carries: the GET at which a token expires is the first one refused.
+            self._fault("expiring_token")
+            return self._answer(400, EXPIRED_TOKEN_BODY, [("Content-Type", "application/xml")], reason="Bad Request")
         range_header = self.headers.get("Range")
         closed = _CLOSED_RANGE.match(range_header or "")
         suffix = _SUFFIX_RANGE.match(range_header or "")
@@ -709,6 +716,11 @@ class HostileProxy:
         with self._lock:
             self._hooks["get"] = (self._seen["get"] + k, callback)
 
+    def on_listing(self, k: int, callback):
+        """Calls `callback()` just before the k-th listing (from now) is forwarded, once."""
+        with self._lock:
+            self._hooks["listing"] = (self._seen["listing"] + k, callback)
+
     def on_part(self, k: int, callback):
         """Calls `callback()` just before the k-th UploadPart (from now) is forwarded, once."""
         with self._lock:
@@ -725,8 +737,8 @@ class HostileProxy:
             self._completes = set()
             self._parts_sent = set()
             self._upstream_completes = []
-            self._seen = {"get": 0, "part": 0}
-            self._hooks = {"get": None, "part": None}
+            self._seen = {"get": 0, "part": 0, "listing": 0}
+            self._hooks = {"get": None, "part": None, "listing": None}
             self._kinds_seen = {}
             self._ranges_seen = set()
             self.expired_tokens = set()

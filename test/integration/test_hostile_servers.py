@@ -915,27 +915,35 @@ def test_tails_and_listings_that_outlive_their_session_token_follow_the_secret(
     request, connect, rig, hostile_s3, tmp_path, form, client
 ):
     """Six Parquet files read by a glob or by a list of their paths (then httpfs2 lists their folder after the
-    first and fetches the next files' tails), one thread: the session token expires at the query's first object GET,
+    first), one thread: the session token expires mid-query (after the glob's listing, or at the list's first GET),
     after the user replaced the secret with fresh credentials (the store answers 400 ExpiredToken to every request
     signed with the old one from then on). httpfs2's tail GETs and folder listings, which stand in for httpfs's
     HEADs, are refused like its range GETs, look the secret up again and are signed and sent again once: the answer is
-    the files' own and no file opens with a HEAD. (A glob's next footers come from checked range GETs, which followed
-    the secret already; a list's from tails, which gave way to HEADs signed with the old token.) Native httpfs reads
-    the secrets the query began with (its transaction's) at each open and refreshes nothing on 1.5.5: its next
-    request after the expiry is refused (400) and the query fails."""
+    the files' own and no file opens with a HEAD (they used to give way to HEADs signed with the old token). Native
+    httpfs reads the secrets the query began with (its transaction's) at each open and refreshes nothing on 1.5.5: its
+    next request after the expiry is refused (400) and the query fails."""
     keys, expected = parquet_files(rig, tmp_path, f"{PREFIX}expiring-{form}-{client}", 6)
     paths = f"'{rig.url(keys[0].rsplit('/', 1)[0])}/part-*.parquet'" if form == "glob" else [rig.url(k) for k in keys]
     sql = COUNTED_SQL.format(paths=paths)
+    # A glob's listing (httpfs's, at bind) goes through, and its files' footers come from checked range GETs (the
+    # listing gave their versions), which are refused. A list's first file opens from a tail GET, the first refused;
+    # the folder listing after it is refused too.
+    expire_at = (
+        (lambda expire: hostile_s3.on_listing(1, expire))
+        if form == "glob"
+        else (lambda expire: hostile_s3.on_get(1, expire))
+    )
     results = {}
     for impl in ("native", "httpfs2_small"):
         db = connect(impl, client)
         db.con.execute("SET threads = 1")
-        expire_the_session_token(db, rig, hostile_s3, lambda expire: hostile_s3.on_get(1, expire))
+        expire_the_session_token(db, rig, hostile_s3, expire_at)
         outcome = db.run(sql, proxy=hostile_s3)
         counts = hostile_s3.counts
         hostile_s3.mode = "normal"
         fail_on_hang(outcome, "the read")
         results[impl] = (outcome, counts, stats(db.con) if impl != "native" else None)
+    refused = [r for r in hostile_s3.log if r["fault"] == "expiring_token"]
     outcome, counts, counters = results["httpfs2_small"]
     native = results["native"][0]
     report(
@@ -952,8 +960,11 @@ def test_tails_and_listings_that_outlive_their_session_token_follow_the_secret(
     assert outcome.rows == expected
     assert counters["credentials_refreshed"] >= 1, counters
     assert counts.get("HEAD", 0) == 0, (counts, "a refused tail gave way to HEADs")
+    # The stand-in the form exercises was refused and sent again.
     if form == "list":
-        assert counters["folder_listings"] >= 1, counters
+        assert any((r["range"] or "").startswith("bytes=-") for r in refused), refused
+        assert any("list-type" in r["query"] for r in refused), refused
+        assert counters["folder_listings"] >= 2, counters
     assert "token-2" not in str(counters)
     if not DUCKDB_2:
         assert native.error is not None and "400" in native.text(), native.text()

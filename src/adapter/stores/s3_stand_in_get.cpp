@@ -5,7 +5,6 @@
 #include "core/requests/s3_request.hpp"
 #include "duckdb/main/client_context.hpp"
 
-#include <array>
 #include <chrono>
 
 namespace httpfs2 {
@@ -100,20 +99,14 @@ void S3StandInGet::SendOnce(const Sign &sign, uint64_t max_body, Attempt &attemp
 }
 
 void S3StandInGet::SendHedged(const Sign &sign, uint64_t max_body, Attempt &attempt) {
-	// The senders keep this request, its signing and their answers: the loser runs on after this returns.
+	// The senders keep this request and its signing: the loser runs on after this returns.
 	auto self = shared_from_this();
-	auto attempts = std::make_shared<std::array<Attempt, 2>>();
-	auto outcome = RequestRace::Run(*request_threads, *hedges, static_cast<double>(params->timeout),
-	                                [self, attempts, sign, max_body](RequestRace::Entry &entry) {
-		                                self->SendOnce(sign, max_body, (*attempts)[entry.slot], &entry);
-	                                });
-	attempt = std::move((*attempts)[outcome.winner]);
-	if (outcome.hedged) {
-		stats.Add(Counter::HEDGES_SENT);
-		if (outcome.winner == 1 && attempt.success) {
-			stats.Add(Counter::HEDGES_WON);
-		}
-	}
+	RequestRace::RunInto(
+	    *request_threads, *hedges, static_cast<double>(params->timeout), stats,
+	    [self, sign, max_body](Attempt &sent, RequestRace::Entry &entry) {
+		    self->SendOnce(sign, max_body, sent, &entry);
+	    },
+	    [](const Attempt &won) { return won.success; }, attempt);
 }
 
 AttemptOutcome S3StandInGet::Judge(const Attempt &attempt) {
