@@ -21,7 +21,8 @@ subresources); upload faults to the multipart requests of such keys; head_forbid
 - stall_first_byte: every stall_every-th GET of a range not asked before (since the last reset; the first stalled is
   the stall_every-th; at most stall_max of them when set) waits stall_seconds before it is forwarded, then is answered
   as usual: a straggler whose answer begins late. A range asked again (a retry, a hedge) is never stalled, so which
-  GETs stall depends only on the order in which distinct ranges come.
+  GETs stall depends only on the order in which distinct ranges come. With `stall_kinds` set (say {"tail"}), only
+  GETs of those kinds count.
 - upload_part_no_etag: UploadPart is forwarded and answered without its ETag header.
 - complete_error_body: CompleteMultipartUpload is not forwarded and answered 200 with an <Error> body.
 - complete_lost_404: the first CompleteMultipartUpload of an upload is forwarded (the object is complete upstream)
@@ -35,10 +36,12 @@ subresources); upload faults to the multipart requests of such keys; head_forbid
 - slow_down: every slow_down_every-th request of each kind (since the last reset; the first of each kind included)
   is not forwarded and answered 503 SlowDown, whatever its key: a store throttling a prefix. The kinds: "tail" (a
   GET of a suffix range), "get" (other object GETs), "listing", "head", "part" (UploadPart), "other". Counted as
-  "hit:slow_down" and "hit:slow_down:<kind>".
+  "hit:slow_down" and "hit:slow_down:<kind>". With `slow_down_kinds` set, only requests of those kinds. A request of
+  Azure's (with x-ms-version) is answered as Azure throttles: 503 with its ServerBusy error.
 - expiring_token: a request carrying a session token (x-amz-security-token) among `expired_tokens` is answered 400
   ExpiredToken, as S3 answers one signed with STS credentials past their expiry; other requests are forwarded without
-  their token, signed again with the proxy's secret key (the rig knows no session tokens).
+  their token, signed again with the proxy's secret key (the rig knows no session tokens). An object GET whose
+  on_get hook put its token among them is refused itself.
 - head_forbidden: HEAD is answered 403.
 - get_no_etag: object GETs are answered without their ETag header (HEADs keep theirs), as some gateways and caches
   answer.
@@ -51,7 +54,8 @@ Modes that only change the headers of answers (get_no_etag, pinned_validators) c
 (A 200 with the whole body and no Content-Range to a range request is ignore_range: no separate mode.)
 
 `on_get(k, callback)` calls `callback()` in the proxy's thread just before the k-th matching object GET is forwarded
-(to replace an object mid-scan); `on_part(k, callback)` before the k-th UploadPart of any key. `counts` says what the
+(to replace an object mid-scan); `on_part(k, callback)` before the k-th UploadPart of any key; `on_listing(k,
+callback)` before the k-th listing. `counts` says what the
 proxy saw and did: requests per method, "object_gets", "ranged_gets", "full_body_gets" (object GETs answered 200),
 "listings", "bytes_sent" (response bodies), and "hit:<mode>" each time a misbehaviour was applied
 ("hit:complete_404" for complete_lost_404's later answers), "connections:<METHOD>" per client connection by the method
@@ -138,6 +142,10 @@ EXPIRED_TOKEN_BODY = (
 SLOW_DOWN_BODY = (
     b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>SlowDown</Code>'
     b"<Message>Please reduce your request rate.</Message><RequestId>hostile-proxy</RequestId></Error>"
+)
+SERVER_BUSY_BODY = (
+    b'<?xml version="1.0" encoding="utf-8"?>\n<Error><Code>ServerBusy</Code>'
+    b"<Message>The server is currently unable to receive requests. Please retry your request.</Message></Error>"
 )
 NO_SUCH_UPLOAD_BODY = (
     b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>NoSuchUpload</Code>'
@@ -397,6 +405,8 @@ class _Handler(BaseHTTPRequestHandler):
         if "slow_down" in modes and proxy._throttles(self._kind(params)):
             self._fault("slow_down")
             proxy._count(f"hit:slow_down:{self._kind(params)}")
+            if "x-ms-version" in self.headers:
+                return self._answer(503, SERVER_BUSY_BODY, [("Content-Type", "application/xml")], reason="Server Busy")
             return self._answer(503, SLOW_DOWN_BODY, [("Content-Type", "application/xml")], reason="Slow Down")
         if self.command == "PUT" and "partNumber" in params:
             proxy._before("part")
@@ -404,6 +414,7 @@ class _Handler(BaseHTTPRequestHandler):
         if self.command == "GET" and set(params) & NOT_AN_OBJECT_GET:
             if "list-type" in params or "prefix" in params or "delimiter" in params:
                 proxy._count("listings")
+                proxy._before("listing")
             matching = False
             object_get = False
         else:
@@ -445,13 +456,18 @@ class _Handler(BaseHTTPRequestHandler):
         proxy = self.proxy
         proxy._count("object_gets")
         proxy._before("get")
+        if "expiring_token" in modes and self.headers.get("x-amz-security-token") in proxy.expired_tokens:
+            # Its hook expired the token it carries: the GET at which a token expires is the first one refused.
+            self._fault("expiring_token")
+            return self._answer(400, EXPIRED_TOKEN_BODY, [("Content-Type", "application/xml")], reason="Bad Request")
         range_header = self.headers.get("Range")
         closed = _CLOSED_RANGE.match(range_header or "")
         suffix = _SUFFIX_RANGE.match(range_header or "")
         if range_header:
             proxy._count("ranged_gets")
 
-        if "stall_first_byte" in modes and proxy._first_seen_stalls(path, range_header):
+        stalls_kind = proxy.stall_kinds is None or ("tail" if suffix else "get") in proxy.stall_kinds
+        if "stall_first_byte" in modes and stalls_kind and proxy._first_seen_stalls(path, range_header):
             self._fault("stall_first_byte")
             proxy._stop.wait(proxy.stall_seconds)
         if "stall_tail" in modes and suffix:
@@ -702,6 +718,11 @@ class HostileProxy:
         with self._lock:
             self._hooks["get"] = (self._seen["get"] + k, callback)
 
+    def on_listing(self, k: int, callback):
+        """Calls `callback()` just before the k-th listing (from now) is forwarded, once."""
+        with self._lock:
+            self._hooks["listing"] = (self._seen["listing"] + k, callback)
+
     def on_part(self, k: int, callback):
         """Calls `callback()` just before the k-th UploadPart (from now) is forwarded, once."""
         with self._lock:
@@ -718,12 +739,15 @@ class HostileProxy:
             self._completes = set()
             self._parts_sent = set()
             self._upstream_completes = []
-            self._seen = {"get": 0, "part": 0}
-            self._hooks = {"get": None, "part": None}
+            self._seen = {"get": 0, "part": 0, "listing": 0}
+            self._hooks = {"get": None, "part": None, "listing": None}
             self._kinds_seen = {}
             self._ranges_seen = set()
             self._stalls = 0
             self.expired_tokens = set()
+            # Which kinds of request slow_down throttles and stall_first_byte stalls: all (None) or those named.
+            self.slow_down_kinds = None
+            self.stall_kinds = None
 
     @property
     def counts(self) -> dict:
@@ -763,6 +787,8 @@ class HostileProxy:
     def _throttles(self, kind: str) -> bool:
         """Whether this request of `kind` is one slow_down answers 503: the 1st, the (1 + every)-th... of its kind."""
         with self._lock:
+            if self.slow_down_kinds is not None and kind not in self.slow_down_kinds:
+                return False
             seen = self._kinds_seen.get(kind, 0)
             self._kinds_seen[kind] = seen + 1
             return seen % max(self.slow_down_every, 1) == 0

@@ -22,12 +22,14 @@ from helpers import stats, uncached  # noqa: E402
 from rig.azurite import (  # noqa: E402
     ACCOUNT,
     ACCOUNT_KEY,
+    LOOPBACK,
     AzuriteRig,
     azure_connect,
     azurite_installed,
     read_sas_token,
     require_azurite,
 )
+from rig.hostile_proxy import serve_hostile  # noqa: E402
 
 AZURE_FS = "AzureBlobStorageFileSystem"
 # x-ms-version of httpfs2's own requests (AZURE_STORAGE_API_VERSION, src/include/adapter/stores/azure_signing.hpp)
@@ -485,3 +487,37 @@ def test_stats_row_for_azure_shows_reads(azurite, az_con, big_blob):
     assert counters["reads_split"] >= 1 and counters["reads_passed_through"] >= 1
     others = az_con.execute("SELECT filesystem FROM httpfs2_stats()").fetchall()
     assert (AZURE_FS,) in others
+
+
+def test_a_throttled_version_probe_is_waited_out_and_counted(azurite):
+    """Azure throttles an account past its request rate with 503 ServerBusy. The first GET the query sends is
+    httpfs2's version probe, and the hostile proxy in front of Azurite answers it so: the probe goes through httpfs2's
+    one retry policy (not httpfs's retry loop), is counted as throttled with the time its retry waited, and is sent
+    again; the read is byte-exact and opens at the probed version (one lookup sent twice)."""
+    key, data = "throttled/probe.bin", random.Random(31).randbytes(1 << 20)
+    azurite.put_blob(key, data)
+    with serve_hostile(LOOPBACK, azurite.blob_port) as proxy:
+        con = azure_connect(httpfs=True)  # its only secret is the proxy's
+        try:
+            endpoint = f"http://{LOOPBACK}:{proxy.port}/{ACCOUNT}"
+            con.execute(
+                "CREATE SECRET throttled (TYPE azure, CONNECTION_STRING "
+                f"'{azurite.connection_string().split(';BlobEndpoint=')[0]};BlobEndpoint={endpoint};')"
+            )
+            apply(con, PARALLEL)
+            con.execute("SET enable_external_file_cache = false; SET http_retry_wait_ms = 50")
+            proxy.reset()
+            proxy.slow_down_kinds = {"get"}
+            proxy.slow_down_every = 1_000_000  # the first GET only
+            proxy.mode = "slow_down"
+            before = az_stats(con)
+            digest = con.execute(f"SELECT sha256(content) FROM read_blob('{azurite.url(key)}')").fetchone()[0]
+            after = az_stats(con)
+            counts = proxy.counts
+        finally:
+            con.close()
+    delta = {name: after[name] - before[name] for name in ("throttled_answers", "version_requests")}
+    assert counts.get("hit:slow_down:get", 0) == 1, counts
+    assert digest == sha256(data)
+    assert delta == {"throttled_answers": 1, "version_requests": 2}, delta
+    assert after["throttled_wait_seconds"] > before["throttled_wait_seconds"], (before, after)

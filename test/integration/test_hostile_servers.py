@@ -625,6 +625,24 @@ def test_a_copy_that_outlives_its_session_token_follows_the_secret(
     assert "token-2" not in str(stats(db.con))
 
 
+def parquet_files(rig, tmp_path, folder: str, files: int):
+    """`files` parquet files of a few row groups under `folder`: their keys and the local answer of COUNTED_SQL."""
+    keys = [f"{folder}/part-{n:02d}.parquet" for n in range(files)]
+    local = duckdb.connect()
+    for n, key in enumerate(keys):
+        path = tmp_path / f"part-{n:02d}.parquet"
+        local.execute(
+            f"COPY (SELECT i, md5((i * {n + 1})::VARCHAR) AS s FROM range({20_000 + 1_000 * n}) r(i)) "
+            f"TO '{path}' (FORMAT parquet, ROW_GROUP_SIZE 10000)"
+        )
+        rig.s3.upload_file(str(path), rig.bucket, key)
+    expected = local.execute(COUNTED_SQL.format(paths=f"'{tmp_path}/part-*.parquet'")).fetchall()
+    return keys, expected
+
+
+COUNTED_SQL = "SELECT count(*), sum(i), sum(hash(s)) FROM read_parquet({paths})"
+
+
 @pytest.mark.parametrize("client", CLIENTS)
 def test_throttled_tails_and_listings_are_waited_out_and_sent_again(
     request, connect, rig, hostile_s3, tmp_path, client
@@ -635,21 +653,8 @@ def test_throttled_tails_and_listings_are_waited_out_and_sent_again(
     dropped for the HEAD it stands in for (one more request to a store that asked for fewer, and the footer read
     again). A list of a folder's Parquet files in the folder's order: the answer is the files' own, natively and with
     httpfs2, and with httpfs2 no file opens with a HEAD."""
-    files = 6
-    keys = [f"{PREFIX}throttled-{client}/part-{n:02d}.parquet" for n in range(files)]
-    local = duckdb.connect()
-    for n, key in enumerate(keys):
-        path = tmp_path / f"part-{n:02d}.parquet"
-        local.execute(
-            f"COPY (SELECT i, md5((i * {n + 1})::VARCHAR) AS s FROM range({20_000 + 1_000 * n}) r(i)) "
-            f"TO '{path}' (FORMAT parquet, ROW_GROUP_SIZE 10000)"
-        )
-        rig.s3.upload_file(str(path), rig.bucket, key)
-    sql = "SELECT count(*), sum(i), sum(hash(s)) FROM read_parquet({paths})"
-    expected = local.execute(
-        sql.format(paths=[str(tmp_path / f"part-{n:02d}.parquet") for n in range(files)])
-    ).fetchall()
-    remote = sql.format(paths=[rig.url(key) for key in keys])
+    keys, expected = parquet_files(rig, tmp_path, f"{PREFIX}throttled-{client}", 6)
+    remote = COUNTED_SQL.format(paths=[rig.url(key) for key in keys])
     results = {}
     for impl in ("native", "httpfs2_small"):  # read-ahead on: the latency gate open, as at a store's latency
         db = connect(impl, client)
@@ -928,3 +933,103 @@ def test_a_file_of_a_followed_list_replaced_mid_scan_is_read_at_one_version(
         # UnicodeDecodeError, 2.0 a RuntimeError naming it). An error all the same.
         return
     assert_right_or_names_the_file(outcome, which is not None, "part-06.parquet", mix)
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+@pytest.mark.parametrize("form", ["glob", "list"])
+def test_tails_and_listings_that_outlive_their_session_token_follow_the_secret(
+    request, connect, rig, hostile_s3, tmp_path, form, client
+):
+    """Six Parquet files read by a glob or by a list of their paths (then httpfs2 lists their folder after the
+    first), one thread: the session token expires mid-query (after the glob's listing, or at the list's first GET),
+    after the user replaced the secret with fresh credentials (the store answers 400 ExpiredToken to every request
+    signed with the old one from then on). httpfs2's tail GETs and folder listings, which stand in for httpfs's
+    HEADs, are refused like its range GETs, look the secret up again and are signed and sent again once: the answer is
+    the files' own and no file opens with a HEAD (they used to give way to HEADs signed with the old token). Native
+    httpfs reads the secrets the query began with (its transaction's) at each open and refreshes nothing on 1.5.5: its
+    next request after the expiry is refused (400) and the query fails."""
+    keys, expected = parquet_files(rig, tmp_path, f"{PREFIX}expiring-{form}-{client}", 6)
+    paths = f"'{rig.url(keys[0].rsplit('/', 1)[0])}/part-*.parquet'" if form == "glob" else [rig.url(k) for k in keys]
+    sql = COUNTED_SQL.format(paths=paths)
+    # A glob's listing (httpfs's, at bind) goes through, and its files' footers come from checked range GETs (the
+    # listing gave their versions), which are refused. A list's first file opens from a tail GET, the first refused;
+    # the folder listing after it is refused too.
+    expire_at = (
+        (lambda expire: hostile_s3.on_listing(1, expire))
+        if form == "glob"
+        else (lambda expire: hostile_s3.on_get(1, expire))
+    )
+    results = {}
+    for impl in ("native", "httpfs2_small"):
+        db = connect(impl, client)
+        db.con.execute("SET threads = 1")
+        expire_the_session_token(db, rig, hostile_s3, expire_at)
+        outcome = db.run(sql, proxy=hostile_s3)
+        counts = hostile_s3.counts
+        hostile_s3.mode = "normal"
+        fail_on_hang(outcome, "the read")
+        results[impl] = (outcome, counts, stats(db.con) if impl != "native" else None)
+    refused = [r for r in hostile_s3.log if r["fault"] == "expiring_token"]
+    outcome, counts, counters = results["httpfs2_small"]
+    native = results["native"][0]
+    report(
+        request,
+        native=native.text(),
+        httpfs2=outcome.text(),
+        refused=counts.get("hit:expiring_token", 0),
+        heads=counts.get("HEAD", 0),
+        listings=counts.get("listings", 0),
+        refreshed=counters["credentials_refreshed"],
+    )
+    assert counts.get("hit:expiring_token", 0) >= 1, "the token never expired during the read"
+    if DUCKDB_2 and form == "list" and outcome.error is not None:
+        # Seen on 2.0.1 in some runs (never on 1.5.5): the last file's footer is read by one of httpfs's own GETs (its
+        # signature does not cover Range, httpfs2's do), signed with the secret the query began with: refused, it
+        # fails the query. Which path of 2.0's hands that read to httpfs is not found yet.
+        pytest.xfail(f"httpfs's own footer GET on DuckDB 2.0 kept the expired token: {outcome.text()}")
+    assert outcome.error is None, outcome.text()
+    assert outcome.rows == expected
+    assert counters["credentials_refreshed"] >= 1, counters
+    assert counts.get("HEAD", 0) == 0, (counts, "a refused tail gave way to HEADs")
+    # The stand-in the form exercises was refused and sent again.
+    if form == "list":
+        assert any((r["range"] or "").startswith("bytes=-") for r in refused), refused
+        assert any("list-type" in r["query"] for r in refused), refused
+        assert counters["folder_listings"] >= 2, counters
+    assert "token-2" not in str(counters)
+    if not DUCKDB_2:
+        assert native.error is not None and "400" in native.text(), native.text()
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_a_tail_get_whose_answer_begins_late_is_hedged(request, connect, rig, data, hostile_s3, client):
+    """The first open of a Parquet file is one tail GET: a store that holds it 40 s before answering would hold the
+    open up to the tail's own deadline (2 s), then the HEAD and footer read it stands in for. Hedged as a range GET
+    is, the tail is sent again once its answer is late (the hedge's range is answered at once): the answer is right,
+    the query ends long before the stall (20 s, a hang guard), no file opens with a HEAD, and the hedge is counted."""
+    db = connect("httpfs2", client)
+    db.con.execute("CALL httpfs2_reset_stats()")
+    hostile_s3.reset()
+    hostile_s3.stall_kinds = {"tail"}
+    hostile_s3.stall_seconds = 40.0
+    hostile_s3.stall_every = 1
+    hostile_s3.mode = "stall_first_byte"
+    outcome = db.run(PARQUET_SQL.format(url=rig.url(PREFIX + "data.parquet")), limit=20, proxy=hostile_s3)
+    counts = hostile_s3.counts
+    hostile_s3.mode = "normal"
+    counters = stats(db.con)
+    report(
+        request,
+        seconds=round(outcome.seconds, 2),
+        stalled=counts.get("hit:stall_first_byte", 0),
+        heads=counts.get("HEAD", 0),
+        hedges_sent=counters["hedges_sent"],
+        hedges_won=counters["hedges_won"],
+        outcome=outcome.text(),
+    )
+    fail_on_hang(outcome, "data.parquet with its tail stalled")
+    assert counts.get("hit:stall_first_byte", 0) >= 1, counts
+    assert outcome.error is None, outcome.text()
+    assert outcome.rows == data.answer(PARQUET_SQL, "data.parquet")
+    assert counts.get("HEAD", 0) == 0, (counts, "the stalled tail gave way to a HEAD")
+    assert counters["hedges_sent"] >= 1 and counters["hedges_won"] >= 1, counters

@@ -14,8 +14,12 @@ using std::string;
 //! A Get Blob of the first byte, signed with the account key or authorized by the SAS token: it answers with the
 //! blob's ETag, Last-Modified and size like a HEAD does, and DuckDB's built-in HTTP client (used when httpfs is not
 //! loaded) makes GET requests only.
+//! The blob's first byte, through the one retry policy (RequestAttempts): a failure httpfs retries is sent again
+//! within httpfs's retry settings, a throttled answer (Azure's 503 ServerBusy, 429) after a jittered wait, told to
+//! `listeners`. Each attempt is authorized afresh (its x-ms-date) and counted in `stats`; null without an answer.
 static duckdb::unique_ptr<duckdb::HTTPResponse> ProbeBlob(const AzureConnection &connection, const AzureBlobPath &blob,
-                                                          const string &path, optional_ptr<FileOpener> opener) {
+                                                          const string &path, optional_ptr<FileOpener> opener,
+                                                          IoStats &stats, StreamController *streams) {
 	auto context = FileOpener::TryGetClientContext(opener);
 	if (!context) {
 		return nullptr;
@@ -23,13 +27,28 @@ static duckdb::unique_ptr<duckdb::HTTPResponse> ProbeBlob(const AzureConnection 
 	auto &http = duckdb::HTTPUtil::Get(*context->db);
 	RequestLog log;
 	auto params = QuietParams(http, path, opener, &log);
-	AzureRequest probe;
-	probe.verb = "GET";
-	probe.url = AzureBlobUrl(connection, blob);
-	probe.ms_headers = {{"x-ms-range", "bytes=0-0"}};
-	auto authorized = AuthorizeAzureRequest(connection, probe);
-	duckdb::GetRequestInfo request(authorized.first, authorized.second, *params, nullptr, nullptr);
-	return log.Send(http, request);
+	RequestAttempts attempts(RetryBackoffOf(*params), params->retries + 1,
+	                         ReadThrottleListeners(*context, stats, streams));
+	params->retries = 0;
+	for (;;) {
+		AzureRequest probe;
+		probe.verb = "GET";
+		probe.url = AzureBlobUrl(connection, blob);
+		probe.ms_headers = {{"x-ms-range", "bytes=0-0"}};
+		auto authorized = AuthorizeAzureRequest(connection, probe);
+		duckdb::GetRequestInfo request(authorized.first, authorized.second, *params, nullptr, nullptr);
+		// Failures come back as answers: the attempts are made here.
+		request.try_request = true;
+		stats.Add(Counter::VERSION_REQUESTS);
+		auto response = log.Send(http, request);
+		bool answered = response && !response->HasRequestError();
+		auto outcome = answered && IsThrottling(static_cast<int>(response->status)) ? AttemptOutcome::THROTTLED
+		               : !answered || response->ShouldRetry()                       ? AttemptOutcome::FAILED
+		                                                                            : AttemptOutcome::DONE;
+		if (!attempts.Again(outcome)) {
+			return answered ? std::move(response) : nullptr;
+		}
+	}
 }
 
 static bool VersionFromResponse(const duckdb::HTTPResponse &response, ObjectVersion &version) {
@@ -42,7 +61,7 @@ static bool VersionFromResponse(const duckdb::HTTPResponse &response, ObjectVers
 }
 
 VersionLookup AzureVersions::Lookup(const string &path, optional_ptr<FileOpener> opener, IoStats &stats,
-                                    ObjectVersion &version) {
+                                    StreamController *streams, ObjectVersion &version) {
 	AzureBlobPath blob;
 	if (!AzureBlobPath::Parse(path, blob) || blob.HasWildcard()) {
 		return VersionLookup::UNKNOWN;
@@ -59,8 +78,7 @@ VersionLookup AzureVersions::Lookup(const string &path, optional_ptr<FileOpener>
 		if (!AzureConnectionFor(path, opener, connection)) {
 			return VersionLookup::UNKNOWN;
 		}
-		stats.Add(Counter::VERSION_REQUESTS);
-		auto response = ProbeBlob(connection, blob, path, opener);
+		auto response = ProbeBlob(connection, blob, path, opener, stats, streams);
 		if (!response) {
 			return VersionLookup::UNKNOWN;
 		}

@@ -12,7 +12,6 @@
 #include "duckdb/main/client_context.hpp"
 #include "duckdb/main/secret/secret_manager.hpp"
 
-#include <array>
 #include <chrono>
 #include <cstring>
 #include <thread>
@@ -254,20 +253,17 @@ void CheckedRangeReader::Send(const ByteRange &range, char *destination, Attempt
 }
 
 void CheckedRangeReader::SendHedged(const ByteRange &range, char *destination, Attempt &attempt) {
-	// The senders keep the reader and their answers: the loser runs on after this returns.
+	// The senders keep the reader: the loser runs on after this returns.
 	auto self = shared_from_this();
-	auto answers = std::make_shared<std::array<Attempt, 2>>();
-	auto outcome = RequestRace::Run(*request_threads, *hedges, static_cast<double>(params->timeout),
-	                                [self, answers, range, destination](RequestRace::Entry &entry) {
-		                                self->Send(range, destination, (*answers)[entry.slot], &entry);
-	                                });
-	attempt = std::move((*answers)[outcome.winner]);
-	if (outcome.hedged) {
-		stats.Add(Counter::HEDGES_SENT);
-		if (outcome.winner == 1 && attempt.verdict == RangeVerdict::EXACT && attempt.received == range.length) {
-			stats.Add(Counter::HEDGES_WON); // its bytes are the read's
-		}
-	}
+	RequestRace::RunInto(
+	    *request_threads, *hedges, static_cast<double>(params->timeout), stats,
+	    [self, range, destination](Attempt &sent, RequestRace::Entry &entry) {
+		    self->Send(range, destination, sent, &entry);
+	    },
+	    [range](const Attempt &won) {
+		    return won.verdict == RangeVerdict::EXACT && won.received == range.length; // its bytes are the read's
+	    },
+	    attempt);
 }
 
 void CheckedRangeReader::UseCache(std::shared_ptr<BlockCache> cache_p, std::function<void(const string &)> warn) {

@@ -153,7 +153,7 @@ public:
 		return true;
 	}
 	VersionLookup LookUpVersion(const string &path, optional_ptr<FileOpener> opener, ObjectVersion &version) override {
-		return AzureVersions::Lookup(path, opener, stats, version);
+		return AzureVersions::Lookup(path, opener, stats, &streams, version);
 	}
 	void ForgetVersion(const string &path, optional_ptr<FileOpener> opener) override {
 		AzureVersions::Forget(path, opener);

@@ -1,7 +1,7 @@
 #include "adapter/stores/s3_listing.hpp"
 
 #include "adapter/stores/s3_signing.hpp"
-#include "adapter/stores/store_http.hpp"
+#include "adapter/stores/s3_stand_in_get.hpp"
 #include "core/requests/s3_request.hpp"
 #include "duckdb/common/http_util.hpp"
 #include "duckdb/main/client_context.hpp"
@@ -43,29 +43,20 @@ bool S3Listing::After(const string &path, optional_ptr<FileOpener> opener, IoSta
 		                 {"delimiter", "/"},
 		                 {"start-after", address.key},
 		                 {"max-keys", std::to_string(MAX_KEYS)}};
-		request.region = credentials.region;
-		request.amz_date = SigV4Request::AmzDate(std::time(nullptr));
-		auto headers = SignedS3Headers(credentials, request);
 		auto url = address.scheme + address.host + request.path + "?" + request.CanonicalQuery();
-
-		StandInRequest list(duckdb::HTTPUtil::Get(*context->db), path, opener, LIST_TIMEOUT_SECONDS,
-		                    ReadThrottleListeners(*context, stats, &streams));
-		string body;
-		duckdb::unique_ptr<duckdb::GetRequestInfo> get;
-		auto response = list.Send([&]() -> duckdb::BaseRequest & {
-			body.clear();
-			get = duckdb::make_uniq<duckdb::GetRequestInfo>(
-			    url, headers, *list.params, [](const duckdb::HTTPResponse &) { return true; },
-			    [&body](duckdb::const_data_ptr_t data, duckdb::idx_t length) {
-				    if (body.size() + length > MAX_ANSWER_BYTES) {
-					    return false; // no listing of MAX_KEYS keys is this long
-				    }
-				    body.append(reinterpret_cast<const char *>(data), length);
-				    return true;
-			    });
-			stats.Add(Counter::FOLDER_LISTINGS);
-			return *get;
-		});
+		auto list =
+		    S3StandInGet::For(*context, path, opener, std::move(credentials), LIST_TIMEOUT_SECONDS,
+		                      ReadThrottleListeners(*context, stats, &streams), stats, Counter::FOLDER_LISTINGS, false);
+		auto answer = list->Send(
+		    [request, url](const S3Credentials &signing) {
+			    auto signed_now = request;
+			    signed_now.region = signing.region;
+			    signed_now.amz_date = SigV4Request::AmzDate(std::time(nullptr));
+			    return std::make_pair(url, SignedS3Headers(signing, signed_now));
+		    },
+		    MAX_ANSWER_BYTES);
+		auto &response = answer.response;
+		auto &body = answer.body;
 		std::vector<ListedObject> objects;
 		if (!response || response->status != duckdb::HTTPStatusCode::OK_200 ||
 		    !ParseObjectListing(body, objects, truncated)) {

@@ -1,12 +1,9 @@
 #include "adapter/stores/s3_tails.hpp"
 
 #include "adapter/stores/s3_signing.hpp"
-#include "adapter/stores/store_http.hpp"
 #include "core/requests/range_answer.hpp"
 #include "duckdb/main/client_context.hpp"
 #include "duckdb/common/http_util.hpp"
-
-#include <chrono>
 
 namespace httpfs2 {
 
@@ -39,53 +36,29 @@ TailSend S3Tails::Prepare(const string &path, optional_ptr<FileOpener> opener, I
 		if (!context || !ResolveS3Object(path, opener, credentials, address)) {
 			return nullptr;
 		}
-		auto headers = SignedS3RangeGet(credentials, address, "bytes=-" + std::to_string(TAIL_BYTES));
 		// It stands in for the HEAD, which the open makes if it fails. Logged while the connection lives: it may be
-		// sent after the query that prepared it ended.
+		// sent after the query that prepared it ended. Hedged as a range GET is: a tail late to begin holds the open.
 		auto request =
-		    std::make_shared<StandInRequest>(duckdb::HTTPUtil::Get(*context->db), path, opener, TAIL_TIMEOUT_SECONDS,
-		                                     ReadThrottleListeners(*context, stats, &streams));
-		auto url = address.Url();
-		return [url, headers, request, &stats](ObjectTail &tail) {
-			return SendTailGet(url, headers, *request, stats, tail);
+		    S3StandInGet::For(*context, path, opener, std::move(credentials), TAIL_TIMEOUT_SECONDS,
+		                      ReadThrottleListeners(*context, stats, &streams), stats, Counter::VERSION_REQUESTS, true);
+		return [address, request](ObjectTail &tail) {
+			return SendTailGet(address, *request, tail);
 		};
 	} catch (std::exception &) {
 		return nullptr;
 	}
 }
 
-bool S3Tails::SendTailGet(const string &url, const duckdb::HTTPHeaders &headers, const StandInRequest &request,
-                          IoStats &stats, ObjectTail &tail) {
-	try {
-		string body;
-		auto start = std::chrono::steady_clock::now();
-		auto since_start = [start]() {
-			return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-		};
-		duckdb::unique_ptr<duckdb::GetRequestInfo> get;
-		auto response = request.Send([&]() -> duckdb::BaseRequest & {
-			body.clear();
-			get = duckdb::make_uniq<duckdb::GetRequestInfo>(
-			    url, headers, *request.params,
-			    [&](const duckdb::HTTPResponse &) {
-				    tail.first_byte_seconds = since_start();
-				    return true;
-			    },
-			    [&body](duckdb::const_data_ptr_t data, duckdb::idx_t length) {
-				    if (body.size() + length > TAIL_BYTES) {
-					    return false; // a server that ignored the range: not worth the whole object
-				    }
-				    body.append(reinterpret_cast<const char *>(data), length);
-				    return true;
-			    });
-			stats.Add(Counter::VERSION_REQUESTS);
-			return *get;
-		});
-		tail.seconds = since_start();
-		return response && TailFromResponse(*response, std::move(body), tail);
-	} catch (std::exception &) {
-		return false;
-	}
+bool S3Tails::SendTailGet(const S3Address &address, S3StandInGet &request, ObjectTail &tail) {
+	auto answer = request.Send(
+	    [address](const S3Credentials &credentials) {
+		    return std::make_pair(address.Url(),
+		                          SignedS3RangeGet(credentials, address, "bytes=-" + std::to_string(TAIL_BYTES)));
+	    },
+	    TAIL_BYTES);
+	tail.first_byte_seconds = answer.first_byte_seconds;
+	tail.seconds = answer.seconds;
+	return answer.response && TailFromResponse(*answer.response, std::move(answer.body), tail);
 }
 
 bool S3Tails::Fetch(const string &path, optional_ptr<FileOpener> opener, IoStats &stats, StreamController &streams,

@@ -70,39 +70,6 @@ duckdb::unique_ptr<duckdb::HTTPParams> QuietParams(duckdb::HTTPUtil &http, const
 	return params;
 }
 
-StandInRequest::StandInRequest(duckdb::HTTPUtil &http, const std::string &path,
-                               duckdb::optional_ptr<duckdb::FileOpener> opener, uint64_t timeout_seconds,
-                               ThrottleListeners listeners_p)
-    : listeners(listeners_p) {
-	params = QuietParams(http, path, opener, &log);
-	backoff = RetryBackoffOf(*params);
-	max_attempts = params->retries + 1;
-	params->timeout = timeout_seconds;
-	params->timeout_usec = 0;
-	params->retries = 0;
-}
-
-duckdb::unique_ptr<duckdb::HTTPResponse>
-StandInRequest::Send(const std::function<duckdb::BaseRequest &()> &make) const {
-	RequestAttempts attempts(backoff, max_attempts, listeners);
-	for (;;) {
-		duckdb::unique_ptr<duckdb::HTTPResponse> response;
-		bool throttled;
-		try {
-			response = log.Send(params->http_util, make());
-			throttled = response && IsThrottling(static_cast<int>(response->status));
-		} catch (std::exception &error) {
-			if (!IsThrottling(HttpStatusOf(error)) || !attempts.Again(AttemptOutcome::THROTTLED)) {
-				throw;
-			}
-			continue;
-		}
-		if (!attempts.Again(throttled ? AttemptOutcome::THROTTLED : AttemptOutcome::DONE)) {
-			return response;
-		}
-	}
-}
-
 ThrottleListeners ReadThrottleListeners(duckdb::ClientContext &context, IoStats &stats, StreamController *streams) {
 	ThrottleListeners listeners;
 	listeners.stats = &stats;

@@ -13,6 +13,7 @@
 
 #include "adapter/common/object_version.hpp"
 #include "core/common/io_stats.hpp"
+#include "core/common/stream_controller.hpp"
 #include "duckdb/common/file_opener.hpp"
 
 #include <string>
@@ -21,9 +22,11 @@ namespace httpfs2 {
 
 class AzureVersions {
 public:
-	//! The version of the blob at `path` (az://container/blob); never throws.
+	//! The version of the blob at `path` (az://container/blob), asked with one GET of its first byte sent through the
+	//! one retry policy (a throttled answer told to `stats` and `streams`, the reads', and sent again after a wait);
+	//! never throws.
 	static VersionLookup Lookup(const std::string &path, duckdb::optional_ptr<duckdb::FileOpener> opener,
-	                            IoStats &stats, ObjectVersion &version);
+	                            IoStats &stats, StreamController *streams, ObjectVersion &version);
 	//! Forgets what this query learnt about `path` (it is being written).
 	static void Forget(const std::string &path, duckdb::optional_ptr<duckdb::FileOpener> opener);
 };

@@ -34,8 +34,9 @@ public:
 	//! The objects right in the folder of the s3:// file at `path` whose keys sort after its key, in key order, at
 	//! most MAX_KEYS, with the credentials and endpoint httpfs would use from the S3 secret that matches it;
 	//! `truncated` when more follow them. False (never throws) when httpfs2 cannot tell: no S3 secret, a form or
-	//! setting it does not address itself, any answer but a listing, a network error. A throttled answer is told to
-	//! `streams` (the reads') and sent again after a wait (StandInRequest).
+	//! setting it does not address itself, any answer but a listing, a network error. Sent as S3StandInGet sends (a
+	//! throttled answer told to `streams`, the reads', and sent again after a wait; a refusal of its credentials
+	//! signed again once with the secret's fresh ones).
 	static bool After(const std::string &path, duckdb::optional_ptr<duckdb::FileOpener> opener, IoStats &stats,
 	                  StreamController &streams, std::vector<ListedFile> &files, bool &truncated);
 };

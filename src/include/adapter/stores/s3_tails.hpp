@@ -11,7 +11,7 @@
 
 #pragma once
 
-#include "adapter/stores/store_http.hpp"
+#include "adapter/stores/s3_stand_in_get.hpp"
 
 #include "adapter/common/object_version.hpp"
 #include "core/common/io_stats.hpp"
@@ -28,15 +28,16 @@ class S3Tails {
 public:
 	//! Bytes asked for: DuckDB 1.5.5's largest first footer read (ParquetFooter::DuckDBTailReadSize).
 	static constexpr uint64_t TAIL_BYTES = 256 * 1024;
-	//! How long the tail may take, without retries: it replaces a HEAD, and a store that stalls it must not make the
-	//! open wait httpfs's http_timeout before the HEAD is sent.
+	//! How long an attempt of the tail may take: it replaces a HEAD, and a store that stalls it must not make the open
+	//! wait httpfs's http_timeout before the HEAD is sent.
 	static constexpr uint64_t TAIL_TIMEOUT_SECONDS = 2;
 
 	//! The tail of the s3:// object at `path`, with the credentials and endpoint httpfs would use from the S3 secret
 	//! that matches it. False (never throws) when httpfs2 cannot tell: no S3 secret, a form or setting it does not
 	//! address itself, any answer but a byte range with a Last-Modified and an ETag of S3's MD5 form or none, a network
 	//! error. The caller then opens the file as it would without httpfs2, and httpfs reports what is wrong.
-	//! A throttled answer is told to `streams` (the reads') and sent again after a wait (StandInRequest).
+	//! Sent as S3StandInGet sends (a throttled answer told to `streams`, the reads', and sent again after a wait; a
+	//! refusal of its credentials signed again once with the secret's fresh ones; hedged when its answer is late).
 	static bool Fetch(const std::string &path, duckdb::optional_ptr<duckdb::FileOpener> opener, IoStats &stats,
 	                  StreamController &streams, ObjectTail &tail);
 
@@ -46,8 +47,7 @@ public:
 	                        StreamController &streams);
 
 private:
-	static bool SendTailGet(const std::string &url, const duckdb::HTTPHeaders &headers, const StandInRequest &request,
-	                        IoStats &stats, ObjectTail &tail);
+	static bool SendTailGet(const S3Address &address, S3StandInGet &request, ObjectTail &tail);
 };
 
 } // namespace httpfs2

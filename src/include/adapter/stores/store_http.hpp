@@ -54,27 +54,6 @@ private:
 duckdb::unique_ptr<duckdb::HTTPParams> QuietParams(duckdb::HTTPUtil &http, const std::string &path,
                                                    duckdb::optional_ptr<duckdb::FileOpener> opener,
                                                    RequestLog *log = nullptr);
-//! A request that stands in for one the open makes anyway (a tail GET for the HEAD, a listing for the next files' tail
-//! GETs): each attempt within a few seconds, so that a store that stalls it does not hold the open up for httpfs's
-//! http_timeout and retries; an attempt that fails is not sent again, and the open goes on as without it. Only a
-//! throttled answer is sent again, after the waits of the one retry policy (RequestAttempts) and within httpfs's
-//! retries: the request it stands in for would meet the same store.
-struct StandInRequest {
-	//! For `path` through `opener` (QuietParams); `listeners` hear of throttled answers.
-	StandInRequest(duckdb::HTTPUtil &http, const std::string &path, duckdb::optional_ptr<duckdb::FileOpener> opener,
-	               uint64_t timeout_seconds, ThrottleListeners listeners);
-
-	//! Sends what `make` builds (afresh for each attempt) and returns the last answer; throws httpfs's errors but for
-	//! a throttled answer it retries.
-	duckdb::unique_ptr<duckdb::HTTPResponse> Send(const std::function<duckdb::BaseRequest &()> &make) const;
-
-	std::shared_ptr<duckdb::HTTPParams> params;
-	RequestLog log;
-	RetryBackoff backoff;
-	uint64_t max_attempts = 1;
-	ThrottleListeners listeners;
-};
-
 //! Who hears of a throttled answer to a read's request: `stats`, the reads' `streams` (where given), the database's
 //! hedging policy.
 ThrottleListeners ReadThrottleListeners(duckdb::ClientContext &context, IoStats &stats, StreamController *streams);

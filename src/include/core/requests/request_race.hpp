@@ -13,8 +13,10 @@
 #pragma once
 
 #include "core/common/io_pool.hpp"
+#include "core/common/io_stats.hpp"
 #include "core/requests/hedge_policy.hpp"
 
+#include <array>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -56,6 +58,24 @@ public:
 	//! returns once the winner's sender returned (rethrowing what it threw): no sender writes into the caller's memory
 	//! after that.
 	static Outcome Run(IoPool &threads, HedgePolicy &policy, double timeout_seconds, Sender sender);
+
+	//! Run for senders that each fill an answer of their own (`send(ANSWER &, Entry &)`, which must own what it uses
+	//! but the caller's memory): `answer` gets the winner's; `stats` counts a hedge sent, and won where the hedge's
+	//! answer is one the caller uses (`used(const ANSWER &)`).
+	template <class ANSWER, class SEND, class USED>
+	static void RunInto(IoPool &threads, HedgePolicy &policy, double timeout_seconds, IoStats &stats, SEND send,
+	                    USED used, ANSWER &answer) {
+		auto answers = std::make_shared<std::array<ANSWER, 2>>();
+		auto outcome = Run(threads, policy, timeout_seconds,
+		                   [answers, send](Entry &entry) { send((*answers)[entry.slot], entry); });
+		answer = std::move((*answers)[outcome.winner]);
+		if (outcome.hedged) {
+			stats.Add(Counter::HEDGES_SENT);
+			if (outcome.winner == 1 && used(answer)) {
+				stats.Add(Counter::HEDGES_WON); // its answer is the caller's
+			}
+		}
+	}
 
 	//! Whether the calling thread runs a sender whose race another sender won (claimed): its request's own retries
 	//! stop there (RequestAttempts), since nobody waits for its answer, and a loser that sent on could outlive what its

@@ -1,0 +1,150 @@
+#include "adapter/stores/s3_stand_in_get.hpp"
+
+#include "adapter/common/extension_state.hpp"
+#include "adapter/common/session_settings.hpp"
+#include "core/requests/s3_request.hpp"
+#include "duckdb/main/client_context.hpp"
+
+#include <chrono>
+
+namespace httpfs2 {
+
+using std::string;
+
+//! What one attempt's answer was; filled by the client's callbacks.
+struct S3StandInGet::Attempt {
+	S3StandInGet::Answer answer;
+	bool success = false;
+	//! The start of an error's body, for the store's error code.
+	string error_body;
+	//! The generation of the credentials it was signed with.
+	uint64_t signed_with = 0;
+};
+
+S3StandInGet::S3StandInGet(IoStats &stats_p, std::unique_ptr<S3CredentialSource> credentials_p)
+    : stats(stats_p), credentials(std::move(credentials_p)) {
+}
+
+std::shared_ptr<S3StandInGet> S3StandInGet::For(duckdb::ClientContext &context, const string &path,
+                                                duckdb::optional_ptr<duckdb::FileOpener> opener,
+                                                S3Credentials credentials, uint64_t timeout_seconds,
+                                                ThrottleListeners listeners, IoStats &stats, Counter counted,
+                                                bool hedged) {
+	std::shared_ptr<S3StandInGet> get(new S3StandInGet(
+	    stats, std::unique_ptr<S3CredentialSource>(new S3CredentialSource(path, std::move(credentials), opener))));
+	auto params = QuietParams(duckdb::HTTPUtil::Get(*context.db), path, opener, &get->log);
+	get->backoff = RetryBackoffOf(*params);
+	get->max_attempts = params->retries + 1;
+	params->timeout = timeout_seconds;
+	params->timeout_usec = 0;
+	params->retries = 0;
+	get->params = std::move(params);
+	get->listeners = listeners;
+	get->counted = counted;
+	auto state = ExtensionState::Get(*context.db);
+	if (hedged && SettingsFor(opener, *state).hedge_reads) {
+		get->hedges = &state->hedges;
+		get->request_threads = &state->request_threads;
+	}
+	return get;
+}
+
+S3Credentials S3StandInGet::Credentials() const {
+	uint64_t generation;
+	return credentials->Current(generation);
+}
+
+void S3StandInGet::SendOnce(const Sign &sign, uint64_t max_body, Attempt &attempt, RequestRace::Entry *entry) {
+	static constexpr size_t MAX_ERROR_BODY = 4096;
+	stats.Add(counted);
+	auto request = sign(credentials->Current(attempt.signed_with));
+	auto start = std::chrono::steady_clock::now();
+	auto since_start = [start]() {
+		return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+	};
+	auto &answer = attempt.answer;
+	duckdb::GetRequestInfo get(
+	    request.first, request.second, *params,
+	    [&](const duckdb::HTTPResponse &response) {
+		    if (entry) {
+			    entry->FirstByte();
+		    }
+		    // A client may call this again for a redirect's target: each answer starts over.
+		    answer.first_byte_seconds = since_start();
+		    answer.body.clear();
+		    attempt.error_body.clear();
+		    auto status = static_cast<int>(response.status);
+		    attempt.success = !response.HasRequestError() && status >= 200 && status < 300;
+		    return true;
+	    },
+	    [&](duckdb::const_data_ptr_t data, duckdb::idx_t length) {
+		    auto bytes = reinterpret_cast<const char *>(data);
+		    if (!attempt.success) {
+			    attempt.error_body.append(bytes, std::min<size_t>(length, MAX_ERROR_BODY - attempt.error_body.size()));
+			    return attempt.error_body.size() < MAX_ERROR_BODY;
+		    }
+		    if (entry && answer.body.empty() && !entry->Claim()) {
+			    return false; // the other request of the race answered first: its answer stands
+		    }
+		    if (answer.body.size() + length > max_body) {
+			    return false; // longer than any answer asked for (a server that ignored a range)
+		    }
+		    answer.body.append(bytes, length);
+		    return true;
+	    });
+	// Failures come back as answers: the attempts are made here.
+	get.try_request = true;
+	answer.response = log.Send(params->http_util, get);
+	answer.seconds = since_start();
+}
+
+void S3StandInGet::SendHedged(const Sign &sign, uint64_t max_body, Attempt &attempt) {
+	// The senders keep this request and its signing: the loser runs on after this returns.
+	auto self = shared_from_this();
+	RequestRace::RunInto(
+	    *request_threads, *hedges, static_cast<double>(params->timeout), stats,
+	    [self, sign, max_body](Attempt &sent, RequestRace::Entry &entry) {
+		    self->SendOnce(sign, max_body, sent, &entry);
+	    },
+	    [](const Attempt &won) { return won.success; }, attempt);
+}
+
+AttemptOutcome S3StandInGet::Judge(const Attempt &attempt) {
+	auto &response = attempt.answer.response;
+	if (!response || response->HasRequestError()) {
+		return AttemptOutcome::REFUSED; // the open goes on as without it
+	}
+	auto status = static_cast<int>(response->status);
+	if (RefusesCredentials(status, XmlElement(attempt.error_body, "Code"))) {
+		return AttemptOutcome::CREDENTIALS_REFUSED;
+	}
+	return IsThrottling(status) ? AttemptOutcome::THROTTLED : AttemptOutcome::DONE;
+}
+
+S3StandInGet::Answer S3StandInGet::Send(const Sign &sign, uint64_t max_body) {
+	try {
+		RequestAttempts attempts(backoff, max_attempts, listeners);
+		for (;;) {
+			Attempt attempt;
+			if (hedges) {
+				SendHedged(sign, max_body, attempt);
+			} else {
+				SendOnce(sign, max_body, attempt);
+			}
+			auto outcome = Judge(attempt);
+			auto refresh = [&]() {
+				return credentials->Refresh(attempt.signed_with, stats);
+			};
+			if (outcome == AttemptOutcome::DONE || !attempts.Again(outcome, refresh)) {
+				if (outcome == AttemptOutcome::REFUSED) {
+					attempt.answer.response = nullptr;
+				}
+				return std::move(attempt.answer);
+			}
+		}
+	} catch (std::exception &) {
+		return Answer(); // the open goes on as without it
+	}
+}
+
+} // namespace httpfs2
