@@ -1,7 +1,9 @@
 #include "adapter/prefetch/read_ahead_wiring.hpp"
 
 #include "adapter/compat/duckdb_api.hpp"
+#include "adapter/common/session_settings.hpp"
 #include "adapter/handles/internal_opener.hpp"
+#include "adapter/read/cache_use.hpp"
 #include "duckdb/main/client_context.hpp"
 #include "duckdb/main/client_context_state.hpp"
 #include "duckdb/main/client_data.hpp"
@@ -196,14 +198,31 @@ void ReadAheadWiring::PrefetchFooter(const string &path, const ObjectVersion &ve
 		return;
 	}
 	try {
-		auto fetch = FetcherFor(path, version, opener, nullptr);
+		ByteRange footer {version.size - tail, tail};
+		// The version is the query's (a listing's, a lookup's): the file's read-ahead looks in the block cache first.
+		auto reader = store.RangeReaderFor(path, version, opener, false);
+		ObjectReadAhead::Fetcher fetch;
+		if (reader) {
+			AttachBlockCache(state, stats, *reader, path, SettingsFor(opener, state).Effective(), opener, &version);
+			// The footer is not widened to whole blocks past a probe's size (ReadNarrow): of a small file that would
+			// be most of it, fetched again by the first row group's read while still in flight; that read fills them.
+			fetch = [reader, footer](const ByteRange &range, char *destination) {
+				if (range.offset == footer.offset && range.length == footer.length) {
+					reader->ReadNarrow(range, destination);
+				} else {
+					reader->Read(range, destination);
+				}
+			};
+		} else {
+			fetch = FetcherFor(path, version, opener, nullptr);
+		}
 		auto object = registry.Pin(key, [&]() { return Create(path, version, fetch); });
 		if (object) {
 			auto context = FileOpener::TryGetClientContext(opener);
 			if (context) {
 				context->registered_state->GetOrCreate<QueryPins>("httpfs2_query_pins")->Add(registry, key);
 			}
-			object->Prefetch({ByteRange {version.size - tail, tail}}, tuning);
+			object->Prefetch({footer}, tuning);
 		}
 	} catch (std::exception &) {
 		// A handle that would not open: the file is read without it.

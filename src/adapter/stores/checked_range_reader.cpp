@@ -313,6 +313,15 @@ void CheckedRangeReader::Read(const ByteRange &range, char *destination) {
 	}
 }
 
+void CheckedRangeReader::ReadNarrow(const ByteRange &range, char *destination) {
+	CacheKey key;
+	if (!cache_on || !CacheKeyOf(key) || BlockSpan(range, Expected().size).length <= PROBE_BYTES) {
+		Read(range, destination);
+	} else if (!ReadHeldBlocks(*cache, key, Expected().size, range, destination, stats)) {
+		ReadFromStore(range, destination);
+	}
+}
+
 void CheckedRangeReader::ReadFromStore(const ByteRange &range, char *destination) {
 	ByteRange rest = range;
 	if (!ranges_confirmed) {
