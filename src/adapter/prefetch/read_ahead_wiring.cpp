@@ -204,13 +204,15 @@ void ReadAheadWiring::PrefetchFooter(const string &path, const ObjectVersion &ve
 		ObjectReadAhead::Fetcher fetch;
 		if (reader) {
 			AttachBlockCache(state, stats, *reader, path, SettingsFor(opener, state).Effective(), opener, &version);
-			// The footer is not widened to whole blocks past a probe's size (ReadNarrow): of a small file that would
-			// be most of it, fetched again by the first row group's read while still in flight; that read fills them.
-			fetch = [reader, footer](const ByteRange &range, char *destination) {
-				if (range.offset == footer.offset && range.length == footer.length) {
-					reader->ReadNarrow(range, destination);
-				} else {
+			// The footer is not widened to whole blocks past a probe's size (ReadNarrow), which would cost a probe and
+			// the rest one after the other before the open can go on: its blocks are fetched whole after it, off the
+			// open's path, so that a warm query reads the footer from the cache.
+			auto &pool = state.io_pool;
+			fetch = [reader, footer, &pool](const ByteRange &range, char *destination) {
+				if (range.offset != footer.offset || range.length != footer.length) {
 					reader->Read(range, destination);
+				} else if (!reader->ReadNarrow(range, destination)) {
+					FillInBackground(pool, reader, footer);
 				}
 			};
 		} else {

@@ -56,4 +56,38 @@ void AttachBlockCache(ExtensionState &state, IoStats &stats, CheckedRangeReader 
 	reader.UseCache(std::move(cache), warn);
 }
 
+bool FindTrustedVersion(ExtensionState &state, const IoSettings &settings, const string &path, ObjectVersion &version) {
+	if (!settings.cache_enabled || settings.cache_trust_seconds == 0) {
+		return false;
+	}
+	string error, recorded;
+	auto cache = state.CacheFor(settings, error);
+	auto now = CacheClockNanoseconds();
+	auto window = static_cast<int64_t>(settings.cache_trust_seconds) * 1000 * 1000 * 1000;
+	return cache && cache->Versions().Find(path, now - window, now, recorded) && DecodeVersion(recorded, version);
+}
+
+bool TrustedAndTailHeld(ExtensionState &state, const IoSettings &settings, const string &path) {
+	ObjectVersion trusted;
+	CacheKey key;
+	string error;
+	if (!FindTrustedVersion(state, settings, path, trusted) || trusted.size == 0 ||
+	    !CheckedRangeReader::CacheKeyFor(path, CheckedRangeReader::ExpectedOf(trusted), key)) {
+		return false;
+	}
+	auto cache = state.CacheFor(settings, error);
+	return cache && cache->Holds(key, (trusted.size - 1) / BlockCache::BLOCK_SIZE);
+}
+
+void FillInBackground(IoPool &pool, std::shared_ptr<CheckedRangeReader> reader, const ByteRange &range) {
+	pool.Submit([reader, range]() {
+		string bytes(range.length, '\0');
+		try {
+			reader->Read(range, &bytes[0]);
+		} catch (std::exception &) {
+			// Not cached: the read that wants these bytes fetches them, and meets any error there.
+		}
+	});
+}
+
 } // namespace httpfs2

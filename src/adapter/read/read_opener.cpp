@@ -164,15 +164,8 @@ unique_ptr<ReadHandle> ReadOpener::Open(const duckdb::OpenFileInfo &file, duckdb
 
 bool ReadOpener::TrustedVersion(const string &path, optional_ptr<FileOpener> opener, const IoSettings &settings,
                                 ObjectVersion &version) {
-	if (!settings.cache_enabled || settings.cache_trust_seconds == 0 || !store.CachesBlocks() ||
-	    !FileOpener::TryGetClientContext(opener)) {
-		return false;
-	}
-	string error, recorded;
-	auto cache = state.CacheFor(settings, error);
-	auto now = CacheClockNanoseconds();
-	auto window = static_cast<int64_t>(settings.cache_trust_seconds) * 1000 * 1000 * 1000;
-	return cache && cache->Versions().Find(path, now - window, now, recorded) && DecodeVersion(recorded, version);
+	return store.CachesBlocks() && FileOpener::TryGetClientContext(opener) &&
+	       FindTrustedVersion(state, settings, path, version);
 }
 
 unique_ptr<ReadHandle> ReadOpener::OpenTrusted(const string &path, duckdb::FileOpenFlags flags,
@@ -209,16 +202,8 @@ void ReadOpener::CacheTail(const string &path, const ObjectTail &tail, const IoS
 		return;
 	}
 	AttachBlockCache(state, stats, *reader, path, settings, opener, nullptr);
-	ByteRange head {first * BlockCache::BLOCK_SIZE, tail.range.offset - first * BlockCache::BLOCK_SIZE};
-	// Off the query's path; a read through the cache fetches the whole block and hands it to the cache's writer.
-	state.io_pool.Submit([reader, head]() {
-		string bytes(head.length, '\0');
-		try {
-			reader->Read(head, &bytes[0]);
-		} catch (std::exception &) {
-			// Not cached: a trusted open reads the block from the store, and meets any error there.
-		}
-	});
+	FillInBackground(state.io_pool, reader,
+	                 ByteRange {first * BlockCache::BLOCK_SIZE, tail.range.offset - first * BlockCache::BLOCK_SIZE});
 }
 
 unique_ptr<ReadHandle> ReadOpener::OpenInner(const duckdb::OpenFileInfo &file, duckdb::FileOpenFlags flags,

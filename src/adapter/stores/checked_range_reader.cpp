@@ -313,13 +313,17 @@ void CheckedRangeReader::Read(const ByteRange &range, char *destination) {
 	}
 }
 
-void CheckedRangeReader::ReadNarrow(const ByteRange &range, char *destination) {
+bool CheckedRangeReader::ReadNarrow(const ByteRange &range, char *destination) {
 	CacheKey key;
 	if (!cache_on || !CacheKeyOf(key) || BlockSpan(range, Expected().size).length <= PROBE_BYTES) {
 		Read(range, destination);
-	} else if (!ReadHeldBlocks(*cache, key, Expected().size, range, destination, stats)) {
-		ReadFromStore(range, destination);
+		return true;
 	}
+	if (ReadHeldBlocks(*cache, key, Expected().size, range, destination, stats)) {
+		return true;
+	}
+	ReadFromStore(range, destination);
+	return false;
 }
 
 void CheckedRangeReader::ReadFromStore(const ByteRange &range, char *destination) {

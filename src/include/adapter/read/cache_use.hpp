@@ -28,4 +28,16 @@ void AttachBlockCache(ExtensionState &state, IoStats &stats, CheckedRangeReader 
                       const IoSettings &settings, duckdb::optional_ptr<duckdb::FileOpener> opener,
                       const ObjectVersion *learnt);
 
+//! The version of `path` the cache recorded within the session's trust window (httpfs2_cache_trust_seconds), into
+//! `version`; false without a window, a record, or a cache.
+bool FindTrustedVersion(ExtensionState &state, const IoSettings &settings, const std::string &path,
+                        ObjectVersion &version);
+//! Whether `path` opens at a trusted version (FindTrustedVersion) whose last block the cache holds: its open and the
+//! read of its footer make no request, so nothing is to be fetched ahead of it.
+bool TrustedAndTailHeld(ExtensionState &state, const IoSettings &settings, const std::string &path);
+
+//! Reads `range` through `reader` (which uses the cache) on `pool`, off the caller's path, and drops the bytes: the
+//! blocks it touches are fetched whole and cached where missing. An error leaves them to a later read.
+void FillInBackground(IoPool &pool, std::shared_ptr<CheckedRangeReader> reader, const ByteRange &range);
+
 } // namespace httpfs2

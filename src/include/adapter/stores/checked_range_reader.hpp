@@ -105,8 +105,9 @@ public:
 	void Read(const ByteRange &range, char *destination);
 	//! As Read, but a read the cache does not hold whole is widened to whole blocks only while they fit in PROBE_BYTES
 	//! (one request of about the same cost, whose blocks fill the cache); a wider span is read exactly from the store,
-	//! the cache not filled (a small file's footer fetched ahead: most of the file, else, and two requests).
-	void ReadNarrow(const ByteRange &range, char *destination);
+	//! the cache not filled (a footer fetched ahead: widened, a probe and the rest, one after the other). False for
+	//! that last case alone: the caller may fill the blocks later, off its path.
+	bool ReadNarrow(const ByteRange &range, char *destination);
 
 	//! The block cache's key of `version` of `path`: its strong ETag and size, else its size and Last-Modified; false
 	//! when neither names it, or for a URL with a query (it may carry a token, and keys are written to disk).
