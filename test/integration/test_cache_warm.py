@@ -8,7 +8,10 @@ import pytest
 from test_cache import cache_setup, read_counting_requests, read_in_child
 
 FILES = 6
-ROWS = 60000  # ~350 KiB a file: two blocks, so the footer and the data lie in different ones
+BLOCK = 256 * 1024  # BlockCache::BLOCK_SIZE
+# Files of ~530 and ~620 KiB: three blocks, the footer in the last one, of ~19 KiB (a footer fetched ahead is widened to
+# it) or ~107 KiB (over the 64 KiB probe: the footer is fetched as asked, its block whole in the background).
+ROWS = (60000, 70000)
 GLOB_QUERY = "SELECT sum(a) + sum(b) + count(*) FILTER (WHERE c LIKE 'pad-%') FROM read_parquet(?)"
 
 
@@ -17,20 +20,23 @@ def expected_total(first: int, rows: int) -> int:
     return sum(values) + sum(v * 7 % 1000 for v in values) + rows
 
 
-@pytest.fixture
-def glob_files(con, rig, tmp_path):
+@pytest.fixture(params=ROWS)
+def glob_files(con, rig, tmp_path, request):
     """FILES Parquet files under one prefix (each a different slice of rows) and the answer of GLOB_QUERY over all."""
     prefix = f"cache-warm/{tmp_path.name}"
+    rows = request.param
     total = 0
     for n in range(FILES):
         local = tmp_path / f"part-{n}.parquet"
         con.execute(
-            f"COPY (SELECT range AS a, range * 7 % 1000 AS b, 'pad-' || range AS c FROM range({n * ROWS}, "
-            f"{(n + 1) * ROWS})) TO '{local}' (FORMAT parquet)"
+            f"COPY (SELECT range AS a, range * 7 % 1000 AS b, 'pad-' || range AS c FROM range({n * rows}, "
+            f"{(n + 1) * rows})) TO '{local}' (FORMAT parquet)"
         )
-        rig.put_object(f"{prefix}/part-{n}.parquet", local.read_bytes())
-        total += expected_total(n * ROWS, ROWS)
-    return rig.url(f"{prefix}/*.parquet"), total
+        data = local.read_bytes()
+        assert (len(data) % BLOCK > 64 * 1024) == (rows == ROWS[1]), len(data)
+        rig.put_object(f"{prefix}/part-{n}.parquet", data)
+        total += expected_total(n * rows, rows)
+    return rig.url(f"{prefix}/*.parquet"), total, rows
 
 
 @pytest.mark.parametrize("trust_seconds", [0, 3600])
@@ -39,7 +45,7 @@ def test_a_warm_glob_aggregate_makes_only_its_listing(rig, glob_files, tmp_path,
     the cache. Warm, in a fresh process, with or without a trust window, the one request left is the listing: the
     glob needs it to know the files, and its ETags and sizes prove every file's version, so no footer, tail or range
     GET is sent (before, each footer fetched ahead and each row group went to the store again)."""
-    url, total = glob_files
+    url, total, _ = glob_files
     setup = cache_setup(tmp_path / "cache", trust_seconds=trust_seconds)
     cold, cold_requests = read_counting_requests(rig, [url], setup, query=GLOB_QUERY, settle=True)
     assert cold["shas"] == [total]
@@ -53,7 +59,7 @@ def test_a_warm_glob_aggregate_makes_only_its_listing(rig, glob_files, tmp_path,
 def test_a_replaced_file_in_a_warm_glob_is_read_at_its_new_version(con, rig, glob_files, tmp_path):
     """Without a trust window the listing proves each file's version: a file replaced by another of the same size is
     read anew, never from its old blocks."""
-    url, total = glob_files
+    url, total, rows = glob_files
     setup = cache_setup(tmp_path / "cache")
     assert read_in_child(rig, [url], setup, query=GLOB_QUERY, settle=True)["shas"] == [total]
     key = url.split("/", 3)[3].replace("*.parquet", "part-0.parquet")
@@ -61,14 +67,14 @@ def test_a_replaced_file_in_a_warm_glob_is_read_at_its_new_version(con, rig, glo
     # The same rows with another prefix of `c`, of the same length: the same encodings and, checked, the same size.
     local = tmp_path / "replaced.parquet"
     con.execute(
-        f"COPY (SELECT range AS a, range * 7 % 1000 AS b, 'dap-' || range AS c FROM range(0, {ROWS})) "
+        f"COPY (SELECT range AS a, range * 7 % 1000 AS b, 'dap-' || range AS c FROM range(0, {rows})) "
         f"TO '{local}' (FORMAT parquet)"
     )
     new = local.read_bytes()
     assert new != old and len(new) == len(old), (len(new), len(old))
     rig.put_object(key, new)
     warm, requests = read_counting_requests(rig, [url], setup, query=GLOB_QUERY)
-    assert warm["shas"] == [total - ROWS]  # none of its rows match now
+    assert warm["shas"] == [total - rows]  # none of its rows match now
     assert requests.get("GetObject", 0) >= 1, requests  # the replaced file, from the store
 
 
@@ -94,3 +100,21 @@ def test_a_warm_projection_makes_no_range_get(con, rig, tmp_path, trust_seconds)
     assert warm["shas"] == [expected]
     assert warm_requests == ({} if trust_seconds else {"GetObject": 1}), warm_requests
     assert warm["stats"]["cache_misses"] == 0 and warm["stats"]["cache_hits"] > 0
+
+
+def test_a_trusted_warm_file_list_makes_no_request(rig, glob_files, tmp_path):
+    """The same files named one by one: without a listing, each file's open would prove its version with a tail GET,
+    and the opens before it fetch its tail ahead. Trusted and held, neither is sent: no request at all (before, each
+    tail was still fetched ahead). Untrusted, the first file's tail GET and its folder's listing prove the versions."""
+    url, total, _ = glob_files
+    urls = ", ".join(f"'{url.replace('*.parquet', f'part-{n}.parquet')}'" for n in range(FILES))
+    query = GLOB_QUERY.replace("read_parquet(?)", f"read_parquet([{urls}]) WHERE ? IS NOT NULL")
+    trusting = cache_setup(tmp_path / "cache", trust_seconds=3600)
+    cold, _ = read_counting_requests(rig, [url], trusting, query=query, settle=True)
+    assert cold["shas"] == [total]
+    warm, requests = read_counting_requests(rig, [url], cache_setup(tmp_path / "cache"), query=query)
+    assert warm["shas"] == [total]
+    assert requests.get("GetObject", 0) <= 1 and requests.get("ListObjectsV2", 0) <= 1, requests
+    trusted, requests = read_counting_requests(rig, [url], trusting, query=query)
+    assert trusted["shas"] == [total] and requests == {}, requests
+    assert trusted["stats"]["cache_versions_trusted"] >= FILES and trusted["stats"]["cache_misses"] == 0
