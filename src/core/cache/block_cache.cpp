@@ -324,7 +324,7 @@ uint64_t BlockCache::ScanAndEvict() {
 }
 
 uint64_t BlockCache::ScanAndEvictLocked() {
-	auto blocks = ScanBlocks();
+	auto blocks = ScanBlocksAndRecords();
 	uint64_t held = 0;
 	for (auto &block : blocks) {
 		held += block.bytes;
@@ -343,11 +343,17 @@ std::vector<BlockCache::ScannedBlock> BlockCache::ScanBlocks() {
 			ScanObjectFolder(root + "/" + shard + "/" + object, BLOCK_SUFFIX, now_ns, blocks);
 		}
 	}
+	return blocks;
+}
+
+std::vector<BlockCache::ScannedBlock> BlockCache::ScanBlocksAndRecords() {
+	auto files = ScanBlocks();
+	auto now_ns = ClockNanoseconds(CLOCK_REALTIME);
 	// Version records, one file per path in shard folders: held, and evicted, as blocks are.
 	for (auto &shard : FolderNames(versions.Root())) {
-		ScanObjectFolder(versions.Root() + "/" + shard, VersionRecords::RECORD_SUFFIX, now_ns, blocks);
+		ScanObjectFolder(versions.Root() + "/" + shard, VersionRecords::RECORD_SUFFIX, now_ns, files);
 	}
-	return blocks;
+	return files;
 }
 
 void BlockCache::ScanObjectFolder(const std::string &folder, const char *suffix, int64_t now_ns,

@@ -156,6 +156,8 @@ private:
 	//! recently used ones when over the bound, and resets the count of held bytes to what is left.
 	uint64_t ScanAndEvictLocked() HTTPFS2_REQUIRES(scan_mutex);
 	std::vector<ScannedBlock> ScanBlocks();
+	//! ScanBlocks, and the version records' files: what the bound counts.
+	std::vector<ScannedBlock> ScanBlocksAndRecords();
 	//! The blocks in one object's folder; its temporary files older than a minute are removed, and the folder
 	//! when it is empty.
 	static void ScanObjectFolder(const std::string &folder, const char *suffix, int64_t now_ns,
