@@ -530,7 +530,8 @@ def test_a_parquet_tail_fills_the_cache_and_a_trusted_warm_scan_makes_no_request
     expected = sum(range(600000)) + sum(r * 3 % 1000 for r in range(600000))
     cold = {}
     gets = gets_by_key(rig, lambda: cold.update(read_in_child(rig, [rig.url(key)], setup, info=True, query=count)))
-    assert cold["shas"] == [600000] and gets.get(key, 0) == 1, gets  # the tail alone
+    # The tail, and the block it begins within fetched whole in the background (unless the process ended first)
+    assert cold["shas"] == [600000] and gets.get(key, 0) in (1, 2), gets
     assert any(path == rig.url(key) for path, _ in cold["info"]), cold["info"]  # its blocks, from the tail
     warm, requests = read_counting_requests(rig, [rig.url(key)], setup, query=count)
     assert warm["shas"] == [600000] and requests == {}, requests

@@ -56,19 +56,29 @@ void RemoveAll(const std::string &path) {
 	remove(path.c_str());
 }
 
-//! The sizes of all block files below `path`, counted apart from the cache's own accounting.
-uint64_t BlockFileBytes(const std::string &path) {
+//! The sizes of the files below `path` whose names end in `suffix` ("": all of them, version records included),
+//! counted apart from the cache's own accounting.
+uint64_t FileBytes(const std::string &path, const std::string &suffix) {
 	uint64_t bytes = 0;
 	for (auto &name : NamesIn(path)) {
 		auto inside = path + "/" + name;
 		struct stat status;
 		if (IsFolder(inside)) {
-			bytes += BlockFileBytes(inside);
-		} else if (name.size() > 4 && name.substr(name.size() - 4) == ".blk" && stat(inside.c_str(), &status) == 0) {
+			bytes += FileBytes(inside, suffix);
+		} else if (name.size() >= suffix.size() && name.substr(name.size() - suffix.size()) == suffix &&
+		           stat(inside.c_str(), &status) == 0) {
 			bytes += uint64_t(status.st_size);
 		}
 	}
 	return bytes;
+}
+
+uint64_t BlockFileBytes(const std::string &path) {
+	return FileBytes(path, ".blk");
+}
+
+uint64_t AllFileBytes(const std::string &path) {
+	return FileBytes(path, "");
 }
 
 //! A folder under /tmp made for one test and removed, with all it holds, after it.
@@ -341,6 +351,43 @@ TEST_F(BlockCacheTest, TheBoundHoldsAndTheLeastRecentlyUsedGoFirst) {
 	}
 	EXPECT_TRUE(HitsExactly(*cache, key, 29));
 	EXPECT_LE(cache->HeldBytes(), cache->MaxBytes());
+}
+
+TEST_F(BlockCacheTest, VersionRecordsCountAgainstTheBoundAndTheOldestGoFirst) {
+	// Records of ~4 KiB, so that a few hundred of them cross a bound of one block and 64 records.
+	auto version = std::string(4000, 'v');
+	auto PathOf = [](int n) {
+		return "s3://bucket/lake/file-" + std::to_string(1000 + n) + ".parquet";
+	};
+	auto record_bytes = VersionRecords::RecordBytes(PathOf(0), version);
+	auto cache = OpenCache(BlockFileSize(key, BLOCK) + 64 * record_bytes);
+	PutBlock(*cache, key, 0);
+	SleepForNewerTime();
+	// Batches apart in time (file times are coarse): least recently written means the earlier batches.
+	constexpr int BATCH = 20, BATCHES = 20;
+	for (int n = 0; n < BATCH * BATCHES; n++) {
+		ASSERT_TRUE(cache->RecordVersion(PathOf(n), version, 1000 + n));
+		ASSERT_LE(AllFileBytes(folder.path), cache->MaxBytes()) << "after record " << n;
+		if (n % BATCH == BATCH - 1) {
+			SleepForNewerTime();
+		}
+	}
+	EXPECT_FALSE(HitsExactly(*cache, key, 0)) << "older than every record: evicted first";
+	std::string found;
+	for (int n = 0; n < BATCH; n++) {
+		EXPECT_FALSE(cache->Versions().Find(PathOf(n), 0, 1000000, found)) << "the first batch is evicted: " << n;
+	}
+	for (int n = BATCH * (BATCHES - 1); n < BATCH * BATCHES; n++) {
+		ASSERT_TRUE(cache->Versions().Find(PathOf(n), 0, 1000000, found)) << "the last batch stays: " << n;
+		EXPECT_EQ(found, version);
+	}
+	EXPECT_GT(cache->Counters().bytes_evicted, BlockFileSize(key, BLOCK));
+	// A process opening the directory counts the records another wrote.
+	auto other = OpenCache(cache->MaxBytes());
+	EXPECT_EQ(other->HeldBytes(), AllFileBytes(folder.path));
+	EXPECT_GE(other->HeldBytes(), uint64_t(BATCH) * record_bytes);
+	cache->Clear("");
+	EXPECT_EQ(AllFileBytes(folder.path), 0u);
 }
 
 TEST_F(BlockCacheTest, OpeningWithASmallerBoundEvicts) {

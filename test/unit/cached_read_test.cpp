@@ -185,3 +185,22 @@ TEST_F(CachedReadTest, ATailFillsTheBlocksItHoldsWholeAndAReadOfThemFetchesNothi
 	EXPECT_EQ(object.fetched[0].offset, 2 * BLOCK);
 	EXPECT_EQ(object.fetched[0].length, BLOCK) << "only the block missing";
 }
+
+TEST_F(CachedReadTest, HeldBlocksAloneServeAReadAndAMissingOneFetchesNothing) {
+	FakeObject object(3 * BLOCK + 100);
+	std::vector<char> bytes(BLOCK);
+	ByteRange across {2 * BLOCK + 50, BLOCK + 50};
+	EXPECT_FALSE(ReadHeldBlocks(*cache, key, object.size, across, bytes.data(), stats));
+	EXPECT_EQ(stats.Snapshot().Get(Counter::CACHE_MISSES), 0u) << "a miss is the caller's fetch to count";
+	Read(object, ByteRange {2 * BLOCK, 10}); // block 2 alone
+	cache->Flush();
+	EXPECT_FALSE(ReadHeldBlocks(*cache, key, object.size, across, bytes.data(), stats)) << "block 3 is not held";
+	Read(object, ByteRange {3 * BLOCK, 100});
+	cache->Flush();
+	auto fetched = object.fetched.size();
+	ASSERT_TRUE(ReadHeldBlocks(*cache, key, object.size, across, bytes.data(), stats));
+	EXPECT_TRUE(object.Holds(across, bytes));
+	EXPECT_EQ(object.fetched.size(), fetched);
+	CacheKey other {key.path, "etag=\"def\";size=1"};
+	EXPECT_FALSE(ReadHeldBlocks(*cache, other, object.size, across, bytes.data(), stats)) << "another version";
+}

@@ -1,7 +1,9 @@
 #include "adapter/prefetch/prefetch_engine.hpp"
 
 #include "adapter/common/query_versions.hpp"
+#include "adapter/common/session_settings.hpp"
 #include "adapter/compat/duckdb_api.hpp"
+#include "adapter/read/cache_use.hpp"
 #include "adapter/stores/s3_tails.hpp"
 #include "core/formats/manifest_list.hpp"
 #include "core/formats/parquet_layout.hpp"
@@ -256,6 +258,10 @@ void PrefetchEngine::FetchForOpen(const OpenPrediction &prediction, optional_ptr
 		return;
 	}
 	bool whole = prediction.bytes == PredictedBytes::WHOLE;
+	if (!whole && store.CachesBlocks() &&
+	    TrustedAndTailHeld(state, SettingsFor(opener, state).Effective(), prediction.path)) {
+		return; // its open is trusted and reads its footer from the cache: no request to make ahead of it
+	}
 	TailSend send;
 	uint64_t bytes = S3Tails::TAIL_BYTES;
 	if (whole) {

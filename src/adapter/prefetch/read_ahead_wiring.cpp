@@ -1,7 +1,9 @@
 #include "adapter/prefetch/read_ahead_wiring.hpp"
 
 #include "adapter/compat/duckdb_api.hpp"
+#include "adapter/common/session_settings.hpp"
 #include "adapter/handles/internal_opener.hpp"
+#include "adapter/read/cache_use.hpp"
 #include "duckdb/main/client_context.hpp"
 #include "duckdb/main/client_context_state.hpp"
 #include "duckdb/main/client_data.hpp"
@@ -196,14 +198,33 @@ void ReadAheadWiring::PrefetchFooter(const string &path, const ObjectVersion &ve
 		return;
 	}
 	try {
-		auto fetch = FetcherFor(path, version, opener, nullptr);
+		ByteRange footer {version.size - tail, tail};
+		// The version is the query's (a listing's, a lookup's): the file's read-ahead looks in the block cache first.
+		auto reader = store.RangeReaderFor(path, version, opener, false);
+		ObjectReadAhead::Fetcher fetch;
+		if (reader) {
+			AttachBlockCache(state, stats, *reader, path, SettingsFor(opener, state).Effective(), opener, &version);
+			// The footer is not widened to whole blocks past a probe's size (ReadNarrow), which would cost a probe and
+			// the rest one after the other before the open can go on: its blocks are fetched whole after it, off the
+			// open's path, so that a warm query reads the footer from the cache.
+			auto &pool = state.io_pool;
+			fetch = [reader, footer, &pool](const ByteRange &range, char *destination) {
+				if (range.offset != footer.offset || range.length != footer.length) {
+					reader->Read(range, destination);
+				} else if (!reader->ReadNarrow(range, destination)) {
+					FillInBackground(pool, reader, footer);
+				}
+			};
+		} else {
+			fetch = FetcherFor(path, version, opener, nullptr);
+		}
 		auto object = registry.Pin(key, [&]() { return Create(path, version, fetch); });
 		if (object) {
 			auto context = FileOpener::TryGetClientContext(opener);
 			if (context) {
 				context->registered_state->GetOrCreate<QueryPins>("httpfs2_query_pins")->Add(registry, key);
 			}
-			object->Prefetch({ByteRange {version.size - tail, tail}}, tuning);
+			object->Prefetch({footer}, tuning);
 		}
 	} catch (std::exception &) {
 		// A handle that would not open: the file is read without it.

@@ -1,9 +1,8 @@
 #include "adapter/read/read_opener.hpp"
 
-#include "duckdb/logging/logger.hpp"
-
 #include "adapter/compat/duckdb_api.hpp"
 #include "adapter/common/query_versions.hpp"
+#include "adapter/read/cache_use.hpp"
 #include "core/cache/cached_read.hpp"
 #include "core/formats/manifest_list.hpp"
 #include "core/formats/parquet_layout.hpp"
@@ -140,7 +139,8 @@ unique_ptr<ReadHandle> ReadOpener::Open(const duckdb::OpenFileInfo &file, duckdb
 		handle->range_reader = store.RangeReaderFor(handle->path, version, opener,
 		                                            handle->version_known && store.VersionsConfirmRanges() && !trusted);
 		if (handle->range_reader) {
-			AttachCache(*handle->range_reader, handle->path, settings, opener, trusted ? nullptr : &version);
+			AttachBlockCache(state, stats, *handle->range_reader, handle->path, settings, opener,
+			                 trusted ? nullptr : &version);
 		}
 	}
 	if (!handle->range_reader && !version.NamesBytes()) {
@@ -162,62 +162,10 @@ unique_ptr<ReadHandle> ReadOpener::Open(const duckdb::OpenFileInfo &file, duckdb
 	return handle;
 }
 
-//! A warning in DuckDB's log (duckdb_logs, once logging is enabled), where a user looks for what went wrong.
-static void LogWarning(duckdb::ClientContext &context, const string &message) {
-	using namespace duckdb;
-	DUCKDB_LOG_WARNING(context, message);
-}
-
-//! CLOCK_REALTIME in ns: version records' time, which all processes share.
-static int64_t NowNanoseconds() {
-	return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
-	    .count();
-}
-
-void ReadOpener::AttachCache(CheckedRangeReader &reader, const string &path, const IoSettings &settings,
-                             optional_ptr<FileOpener> opener, const ObjectVersion *learnt) {
-	if (!settings.cache_enabled) {
-		return;
-	}
-	auto context = FileOpener::TryGetClientContext(opener);
-	duckdb::weak_ptr<duckdb::ClientContext> connection;
-	if (context) {
-		connection = context->shared_from_this();
-	}
-	auto directory = settings.CacheDirectory();
-	auto &counters = stats;
-	auto warn = [connection, directory, &counters](const string &why) {
-		counters.Add(Counter::CACHE_FAILURES);
-		if (auto live = connection.lock()) {
-			LogWarning(*live, "httpfs2: the block cache in '" + directory + "' is off for this file: " + why);
-		}
-	};
-	string error;
-	auto cache = state.CacheFor(settings, error);
-	if (!cache) {
-		warn(error);
-		return;
-	}
-	CacheKey key;
-	// Recorded whatever the window of this session: a process that proved a newer version replaces an older record
-	// that processes trusting one would otherwise go on using.
-	if (learnt && CheckedRangeReader::CacheKeyFor(path, CheckedRangeReader::ExpectedOf(*learnt), key)) {
-		cache->Versions().Record(path, EncodeVersion(*learnt), NowNanoseconds());
-	}
-	reader.UseCache(std::move(cache), warn);
-}
-
 bool ReadOpener::TrustedVersion(const string &path, optional_ptr<FileOpener> opener, const IoSettings &settings,
                                 ObjectVersion &version) {
-	if (!settings.cache_enabled || settings.cache_trust_seconds == 0 || !store.CachesBlocks() ||
-	    !FileOpener::TryGetClientContext(opener)) {
-		return false;
-	}
-	string error, recorded;
-	auto cache = state.CacheFor(settings, error);
-	auto now = NowNanoseconds();
-	auto window = static_cast<int64_t>(settings.cache_trust_seconds) * 1000 * 1000 * 1000;
-	return cache && cache->Versions().Find(path, now - window, now, recorded) && DecodeVersion(recorded, version);
+	return store.CachesBlocks() && FileOpener::TryGetClientContext(opener) &&
+	       FindTrustedVersion(state, settings, path, version);
 }
 
 unique_ptr<ReadHandle> ReadOpener::OpenTrusted(const string &path, duckdb::FileOpenFlags flags,
@@ -231,7 +179,8 @@ unique_ptr<ReadHandle> ReadOpener::OpenTrusted(const string &path, duckdb::FileO
 	return OpenAtKnownVersion(path, flags, opener, settings, version);
 }
 
-void ReadOpener::CacheTail(const string &path, const ObjectTail &tail, const IoSettings &settings) {
+void ReadOpener::CacheTail(const string &path, const ObjectTail &tail, const IoSettings &settings,
+                           optional_ptr<FileOpener> opener) {
 	string error;
 	CacheKey key;
 	if (!settings.cache_enabled || !store.CachesBlocks() ||
@@ -239,10 +188,22 @@ void ReadOpener::CacheTail(const string &path, const ObjectTail &tail, const IoS
 		return;
 	}
 	auto cache = state.CacheFor(settings, error);
-	if (cache) {
-		// A refusal (writes failing) is the range reader's to report, at this file's first read through the cache.
-		FillBlockCache(*cache, key, tail.version.size, tail.range, tail.bytes.data());
+	if (!cache) {
+		return;
 	}
+	// A refusal (writes failing) is the range reader's to report, at this file's first read through the cache.
+	FillBlockCache(*cache, key, tail.version.size, tail.range, tail.bytes.data());
+	auto first = tail.range.offset / BlockCache::BLOCK_SIZE;
+	if (tail.range.offset % BlockCache::BLOCK_SIZE == 0 || cache->Holds(key, first)) {
+		return;
+	}
+	auto reader = store.RangeReaderFor(path, tail.version, opener, true);
+	if (!reader) {
+		return;
+	}
+	AttachBlockCache(state, stats, *reader, path, settings, opener, nullptr);
+	FillInBackground(state.io_pool, reader,
+	                 ByteRange {first * BlockCache::BLOCK_SIZE, tail.range.offset - first * BlockCache::BLOCK_SIZE});
 }
 
 unique_ptr<ReadHandle> ReadOpener::OpenInner(const duckdb::OpenFileInfo &file, duckdb::FileOpenFlags flags,
@@ -301,7 +262,7 @@ unique_ptr<ReadHandle> ReadOpener::OpenFromTail(const string &path, duckdb::File
 		}
 		if (fetched) {
 			if (fetched->names_version) {
-				CacheTail(path, *fetched, settings);
+				CacheTail(path, *fetched, settings, opener);
 			}
 			read_ahead.RememberTail(path, *fetched, opener); // the registry copies them
 		}
@@ -338,7 +299,7 @@ unique_ptr<ReadHandle> ReadOpener::OpenFromTail(const string &path, duckdb::File
 	if (manifest_list && tail.range.offset != 0) {
 		CompleteManifestList(path, opener, tail);
 	}
-	CacheTail(path, tail, settings);
+	CacheTail(path, tail, settings, opener);
 	read_ahead.RememberTail(path, tail, opener);
 	if (query) {
 		query->Store(path, tail.version);

@@ -309,6 +309,19 @@ void CheckedRangeReader::Read(const ByteRange &range, char *destination) {
 	}
 }
 
+bool CheckedRangeReader::ReadNarrow(const ByteRange &range, char *destination) {
+	CacheKey key;
+	if (!cache_on || !CacheKeyOf(key) || BlockSpan(range, Expected().size).length <= PROBE_BYTES) {
+		Read(range, destination);
+		return true;
+	}
+	if (ReadHeldBlocks(*cache, key, Expected().size, range, destination, stats)) {
+		return true;
+	}
+	ReadFromStore(range, destination);
+	return false;
+}
+
 void CheckedRangeReader::ReadFromStore(const ByteRange &range, char *destination) {
 	ByteRange rest = range;
 	if (!ranges_confirmed) {

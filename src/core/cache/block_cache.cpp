@@ -268,6 +268,15 @@ VersionRecords &BlockCache::Versions() {
 	return versions;
 }
 
+bool BlockCache::RecordVersion(const std::string &path, const std::string &version, int64_t learnt_ns) {
+	if (!versions.Record(path, version, learnt_ns)) {
+		return false;
+	}
+	counted_bytes += VersionRecords::RecordBytes(path, version);
+	EvictIfDue();
+	return true;
+}
+
 uint64_t BlockCache::MaxBytes() const {
 	return max_bytes;
 }
@@ -315,7 +324,7 @@ uint64_t BlockCache::ScanAndEvict() {
 }
 
 uint64_t BlockCache::ScanAndEvictLocked() {
-	auto blocks = ScanBlocks();
+	auto blocks = ScanBlocksAndRecords();
 	uint64_t held = 0;
 	for (auto &block : blocks) {
 		held += block.bytes;
@@ -331,13 +340,24 @@ std::vector<BlockCache::ScannedBlock> BlockCache::ScanBlocks() {
 	auto now_ns = ClockNanoseconds(CLOCK_REALTIME);
 	for (auto &shard : FolderNames(root)) {
 		for (auto &object : FolderNames(root + "/" + shard)) {
-			ScanObjectFolder(root + "/" + shard + "/" + object, now_ns, blocks);
+			ScanObjectFolder(root + "/" + shard + "/" + object, BLOCK_SUFFIX, now_ns, blocks);
 		}
 	}
 	return blocks;
 }
 
-void BlockCache::ScanObjectFolder(const std::string &folder, int64_t now_ns, std::vector<ScannedBlock> &blocks) {
+std::vector<BlockCache::ScannedBlock> BlockCache::ScanBlocksAndRecords() {
+	auto files = ScanBlocks();
+	auto now_ns = ClockNanoseconds(CLOCK_REALTIME);
+	// Version records, one file per path in shard folders: held, and evicted, as blocks are.
+	for (auto &shard : FolderNames(versions.Root())) {
+		ScanObjectFolder(versions.Root() + "/" + shard, VersionRecords::RECORD_SUFFIX, now_ns, files);
+	}
+	return files;
+}
+
+void BlockCache::ScanObjectFolder(const std::string &folder, const char *suffix, int64_t now_ns,
+                                  std::vector<ScannedBlock> &blocks) {
 	auto names = FolderNames(folder);
 	if (names.empty()) {
 		// Left by evictions and clears; a write that made it meanwhile makes it again.
@@ -352,7 +372,7 @@ void BlockCache::ScanObjectFolder(const std::string &folder, int64_t now_ns, std
 		auto modified_ns = Nanoseconds(status.st_mtim);
 		if (StartsWith(name, TEMP_PREFIX) && now_ns - modified_ns > STALE_TEMP_NS) {
 			unlink(file.c_str());
-		} else if (EndsWith(name, BLOCK_SUFFIX)) {
+		} else if (EndsWith(name, suffix)) {
 			blocks.push_back(ScannedBlock {file, uint64_t(status.st_size), modified_ns});
 		}
 	}

@@ -76,6 +76,29 @@ bool ReadThroughBlockCache(BlockCache &cache, CacheKey key, uint64_t object_size
 	return true;
 }
 
+bool ReadHeldBlocks(BlockCache &cache, const CacheKey &key, uint64_t object_size, const ByteRange &range,
+                    char *destination, IoStats &stats) {
+	auto span = BlockSpan(range, object_size);
+	auto first = span.offset / BLOCK;
+	auto end = (span.End() + BLOCK - 1) / BLOCK;
+	for (auto index = first; index < end; index++) {
+		if (!cache.Holds(key, index)) {
+			return false;
+		}
+	}
+	std::unique_ptr<char[]> block(new char[BLOCK]);
+	for (auto index = first; index < end; index++) {
+		auto length = BlockLength(index, object_size);
+		if (!cache.Get(key, index, length, block.get())) {
+			return false; // removed meanwhile, or corrupt (and removed now)
+		}
+		CopyOverlap(ByteRange {index * BLOCK, length}, block.get(), range, destination);
+	}
+	stats.Add(Counter::CACHE_HITS, end - first);
+	stats.Add(Counter::CACHE_BYTES_SERVED, range.length);
+	return true;
+}
+
 bool FillBlockCache(BlockCache &cache, const CacheKey &key, uint64_t object_size, const ByteRange &held,
                     const char *bytes) {
 	if (held.End() > object_size) {

@@ -15,7 +15,6 @@ namespace {
 
 //! A new layout gets a new folder, so processes of two httpfs2 versions never read each other's records.
 const char *const ROOT_FOLDER = "httpfs2-versions-v1";
-const char *const RECORD_SUFFIX = ".ver";
 constexpr char MAGIC[8] = {'h', '2', 'f', 's', 'v', 'e', 'r', '\n'};
 constexpr uint32_t FORMAT_VERSION = 1;
 //! Longer records are not written, and a longer file is not read.
@@ -58,7 +57,17 @@ bool DecodeRecord(const std::string &bytes, std::string &path, std::string &vers
 
 } // namespace
 
+const char *const VersionRecords::RECORD_SUFFIX = ".ver";
+
 VersionRecords::VersionRecords(const std::string &directory) : root(directory + "/" + ROOT_FOLDER) {
+}
+
+uint64_t VersionRecords::RecordBytes(const std::string &path, const std::string &version) {
+	return sizeof(RecordHeader) + path.size() + version.size();
+}
+
+const std::string &VersionRecords::Root() const {
+	return root;
 }
 
 std::string VersionRecords::RecordFile(const std::string &path) const {

@@ -48,8 +48,10 @@ private:
 	                                           duckdb::optional_ptr<duckdb::FileOpener> opener,
 	                                           const IoSettings &settings, uint64_t catalog_size);
 	//! With the block cache on: the blocks `tail` (a GET that proved its version) holds whole go into the cache, so
-	//! that a later open at a version it trusts reads the footer with no request.
-	void CacheTail(const std::string &path, const ObjectTail &tail, const IoSettings &settings);
+	//! that a later open at a version it trusts reads the footer with no request. The block the tail begins within,
+	//! when not held, is fetched whole in the background: a trusted open reads the footer from there too.
+	void CacheTail(const std::string &path, const ObjectTail &tail, const IoSettings &settings,
+	               duckdb::optional_ptr<duckdb::FileOpener> opener);
 	//! A handle at the version a GET of the file's tail reported (s3:// Parquet files at their first open in a
 	//! query), its footer remembered from those bytes; nullptr when the store could not fetch it, or when a catalog
 	//! named the file with another size (`catalog_size`, 0 for none).
@@ -76,11 +78,6 @@ private:
 	void PrepareWholeObject(ReadHandle &handle, const ObjectVersion &version);
 	//! Prepares the handles sub-reads run on, or leaves the handle unable to split when the file is too small.
 	void PrepareSubReads(ReadHandle &handle, duckdb::optional_ptr<duckdb::FileOpener> opener);
-	//! With the block cache enabled: the database's cache for the handle's range reader; a directory that cannot be
-	//! opened leaves the file read without it, with a warning in DuckDB's log naming the directory. `learnt`: the
-	//! version the open proved (null for one it trusted), recorded with the time for httpfs2_cache_trust_seconds.
-	void AttachCache(CheckedRangeReader &reader, const std::string &path, const IoSettings &settings,
-	                 duckdb::optional_ptr<duckdb::FileOpener> opener, const ObjectVersion *learnt);
 
 	duckdb::FileSystem &wrapper;
 	duckdb::FileSystem &inner;

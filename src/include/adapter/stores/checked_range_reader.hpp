@@ -103,6 +103,11 @@ public:
 	//! request; otherwise it is fetched widened to whole blocks, which are handed to the cache's background writer
 	//! (the read does not wait for the disk).
 	void Read(const ByteRange &range, char *destination);
+	//! As Read, but a read the cache does not hold whole is widened to whole blocks only while they fit in PROBE_BYTES
+	//! (one request of about the same cost, whose blocks fill the cache); a wider span is read exactly from the store,
+	//! the cache not filled (a footer fetched ahead: widened, a probe and the rest, one after the other). False for
+	//! that last case alone: the caller may fill the blocks later, off its path.
+	bool ReadNarrow(const ByteRange &range, char *destination);
 
 	//! The block cache's key of `version` of `path`: its strong ETag and size, else its size and Last-Modified; false
 	//! when neither names it, or for a URL with a query (it may carry a token, and keys are written to disk).

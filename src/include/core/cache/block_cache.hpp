@@ -25,6 +25,8 @@
 // at least once a second while it writes, to see what the others wrote. So the cache holds at most the bound plus
 // the blocks being written at once, plus, with several processes, what the others wrote within their last second.
 // Processes that open one directory with different bounds each evict down to their own: the smallest one wins.
+// The version records (httpfs2-versions-v1/) count against the same bound and are scanned and evicted with the
+// blocks, least recently written or read first, so the whole directory keeps to the bound.
 //
 // Reads put blocks in the background (PutInBackground, core/cache/block_writer): the write to disk is never on a
 // query's path. A write that fails (a full disk, a directory made unwritable) turns writes off for 30 s
@@ -130,6 +132,8 @@ public:
 	bool Holds(const CacheKey &key, uint64_t index) const;
 	//! The versions learnt of objects, with when (for a trust window), in the same directory.
 	VersionRecords &Versions();
+	//! Versions().Record, the record counted against the bound (and evicted with the blocks, oldest first).
+	bool RecordVersion(const std::string &path, const std::string &version, int64_t learnt_ns);
 	uint64_t MaxBytes() const;
 	BlockCacheCounters Counters() const;
 	//! Where block `index` of `key` is kept.
@@ -148,13 +152,16 @@ private:
 	bool ScanDue() const;
 	void EvictIfDue();
 	uint64_t ScanAndEvict();
-	//! Lists every block of all processes (removing stale temporary files), evicts the least recently used ones
-	//! when over the bound, and resets the count of held bytes to what is left.
+	//! Lists every block and version record of all processes (removing stale temporary files), evicts the least
+	//! recently used ones when over the bound, and resets the count of held bytes to what is left.
 	uint64_t ScanAndEvictLocked() HTTPFS2_REQUIRES(scan_mutex);
 	std::vector<ScannedBlock> ScanBlocks();
+	//! ScanBlocks, and the version records' files: what the bound counts.
+	std::vector<ScannedBlock> ScanBlocksAndRecords();
 	//! The blocks in one object's folder; its temporary files older than a minute are removed, and the folder
 	//! when it is empty.
-	static void ScanObjectFolder(const std::string &folder, int64_t now_ns, std::vector<ScannedBlock> &blocks);
+	static void ScanObjectFolder(const std::string &folder, const char *suffix, int64_t now_ns,
+	                             std::vector<ScannedBlock> &blocks);
 	uint64_t EvictLeastRecentlyUsed(std::vector<ScannedBlock> &blocks, uint64_t held);
 	uint64_t RemoveBlocks(const std::vector<ScannedBlock> &blocks);
 	//! Removes the blocks whose key's path `matches` (all blocks, unreadable ones included, with `all`), of those last

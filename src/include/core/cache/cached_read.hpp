@@ -33,6 +33,12 @@ ByteRange BlockSpan(const ByteRange &range, uint64_t object_size);
 bool ReadThroughBlockCache(BlockCache &cache, CacheKey key, uint64_t object_size, const ByteRange &range,
                            char *destination, IoStats &stats, const BlockFetch &fetch);
 
+//! Reads `range` of the object version `key` into `destination` from the cache when it holds every block the range
+//! touches (counted as hits), and nothing else: false, with no miss counted, when one is not held (or is found
+//! corrupt, then removed): the caller fetches the range itself.
+bool ReadHeldBlocks(BlockCache &cache, const CacheKey &key, uint64_t object_size, const ByteRange &range,
+                    char *destination, IoStats &stats);
+
 //! Hands the blocks of `key` that lie wholly within `held` (bytes of the object, e.g. a tail GET's) and that the cache
 //! does not hold yet to its writer, copied. False when the cache refuses blocks (as ReadThroughBlockCache).
 bool FillBlockCache(BlockCache &cache, const CacheKey &key, uint64_t object_size, const ByteRange &held,

@@ -23,7 +23,9 @@
 //
 // A record is written whole to a temporary name and renamed, names its whole path and is checked on every read: a
 // torn, truncated, corrupt or colliding record is no record (a torn one is removed). The last writer wins: a record
-// is only ever the version some process learnt from the store at the time it says.
+// is only ever the version some process learnt from the store at the time it says. Records count against the block
+// cache's bound and are evicted with its blocks, least recently written first (BlockCache): an evicted record is no
+// record, and its path's next open proves the version again.
 //===----------------------------------------------------------------------===//
 
 #pragma once
@@ -40,7 +42,13 @@ public:
 	explicit VersionRecords(const std::string &directory);
 
 	//! Records that `path` was at `version` at `learnt_ns` (CLOCK_REALTIME). False on an IO error (never throws).
+	//! BlockCache::RecordVersion records and counts the record against the cache's bound.
 	bool Record(const std::string &path, const std::string &version, int64_t learnt_ns);
+	//! The size of the file a record of `path` at `version` is.
+	static uint64_t RecordBytes(const std::string &path, const std::string &version);
+	//! The folder the records are kept in (shards of record files: BlockCache's scans count and evict them).
+	const std::string &Root() const;
+	static const char *const RECORD_SUFFIX;
 	//! The version of `path` learnt at or after `not_before_ns` and not after `now_ns` plus a second (a record from a
 	//! clock set back is not believed), into `version`. False when there is none, it is older, or it is not valid.
 	bool Find(const std::string &path, int64_t not_before_ns, int64_t now_ns, std::string &version);

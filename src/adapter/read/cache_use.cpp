@@ -1,0 +1,93 @@
+#include "adapter/read/cache_use.hpp"
+
+#include "duckdb/logging/logger.hpp"
+
+#include "duckdb/main/client_context.hpp"
+
+#include <chrono>
+
+namespace httpfs2 {
+
+using duckdb::FileOpener;
+using duckdb::optional_ptr;
+using std::string;
+
+int64_t CacheClockNanoseconds() {
+	return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+	    .count();
+}
+
+//! A warning in DuckDB's log (duckdb_logs, once logging is enabled), where a user looks for what went wrong.
+static void LogWarning(duckdb::ClientContext &context, const string &message) {
+	using namespace duckdb;
+	DUCKDB_LOG_WARNING(context, message);
+}
+
+void AttachBlockCache(ExtensionState &state, IoStats &stats, CheckedRangeReader &reader, const string &path,
+                      const IoSettings &settings, optional_ptr<FileOpener> opener, const ObjectVersion *learnt) {
+	if (!settings.cache_enabled) {
+		return;
+	}
+	auto context = FileOpener::TryGetClientContext(opener);
+	duckdb::weak_ptr<duckdb::ClientContext> connection;
+	if (context) {
+		connection = context->shared_from_this();
+	}
+	auto directory = settings.CacheDirectory();
+	auto &counters = stats;
+	auto warn = [connection, directory, &counters](const string &why) {
+		counters.Add(Counter::CACHE_FAILURES);
+		if (auto live = connection.lock()) {
+			LogWarning(*live, "httpfs2: the block cache in '" + directory + "' is off for this file: " + why);
+		}
+	};
+	string error;
+	auto cache = state.CacheFor(settings, error);
+	if (!cache) {
+		warn(error);
+		return;
+	}
+	CacheKey key;
+	// Recorded whatever the window of this session: a process that proved a newer version replaces an older record
+	// that processes trusting one would otherwise go on using.
+	if (learnt && CheckedRangeReader::CacheKeyFor(path, CheckedRangeReader::ExpectedOf(*learnt), key)) {
+		cache->RecordVersion(path, EncodeVersion(*learnt), CacheClockNanoseconds());
+	}
+	reader.UseCache(std::move(cache), warn);
+}
+
+bool FindTrustedVersion(ExtensionState &state, const IoSettings &settings, const string &path, ObjectVersion &version) {
+	if (!settings.cache_enabled || settings.cache_trust_seconds == 0) {
+		return false;
+	}
+	string error, recorded;
+	auto cache = state.CacheFor(settings, error);
+	auto now = CacheClockNanoseconds();
+	auto window = static_cast<int64_t>(settings.cache_trust_seconds) * 1000 * 1000 * 1000;
+	return cache && cache->Versions().Find(path, now - window, now, recorded) && DecodeVersion(recorded, version);
+}
+
+bool TrustedAndTailHeld(ExtensionState &state, const IoSettings &settings, const string &path) {
+	ObjectVersion trusted;
+	CacheKey key;
+	string error;
+	if (!FindTrustedVersion(state, settings, path, trusted) || trusted.size == 0 ||
+	    !CheckedRangeReader::CacheKeyFor(path, CheckedRangeReader::ExpectedOf(trusted), key)) {
+		return false;
+	}
+	auto cache = state.CacheFor(settings, error);
+	return cache && cache->Holds(key, (trusted.size - 1) / BlockCache::BLOCK_SIZE);
+}
+
+void FillInBackground(IoPool &pool, std::shared_ptr<CheckedRangeReader> reader, const ByteRange &range) {
+	pool.Submit([reader, range]() {
+		string bytes(range.length, '\0');
+		try {
+			reader->Read(range, &bytes[0]);
+		} catch (std::exception &) {
+			// Not cached: the read that wants these bytes fetches them, and meets any error there.
+		}
+	});
+}
+
+} // namespace httpfs2

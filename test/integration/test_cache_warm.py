@@ -1,0 +1,117 @@
+"""A warm query over the block cache (issue 44) sends only what proves the versions it reads, and with a trust window
+nothing but what the query itself needs (a glob's listing): read-ahead, footers fetched ahead of their opens and a
+file's tail all look in the cache first. Every run is a fresh process; answers are checked against values computed
+here, and requests are counted in versitygw's access log."""
+
+import pytest
+
+from test_cache import cache_setup, read_counting_requests, read_in_child
+
+FILES = 6
+BLOCK = 256 * 1024  # BlockCache::BLOCK_SIZE
+# Uncompressed files of ~1.3 and ~1.1 MiB whose last block (holding the footer) is ~36 KiB (a footer fetched ahead is
+# widened to it) or ~121 KiB (over the 64 KiB probe: the footer is fetched as asked, its block whole in the background).
+# Values from BASE on all have 6 digits, so every file of a size has the same length.
+ROWS = (57500, 50000)
+BASE = 100000
+GLOB_QUERY = "SELECT sum(a) + sum(b) + count(*) FILTER (WHERE c LIKE 'pad-%') FROM read_parquet(?)"
+
+
+def expected_total(first: int, rows: int) -> int:
+    values = range(first, first + rows)
+    return sum(values) + sum(v * 7 % 1000 for v in values) + rows
+
+
+@pytest.fixture(params=ROWS)
+def glob_files(con, rig, tmp_path, request):
+    """FILES Parquet files under one prefix (each a different slice of rows) and the answer of GLOB_QUERY over all."""
+    prefix = f"cache-warm/{tmp_path.name}"
+    rows = request.param
+    total = 0
+    for n in range(FILES):
+        local = tmp_path / f"part-{n}.parquet"
+        con.execute(
+            f"COPY (SELECT range AS a, range * 7 % 1000 AS b, 'pad-' || range AS c FROM range({BASE + n * rows}, "
+            f"{BASE + (n + 1) * rows})) TO '{local}' (FORMAT parquet, COMPRESSION uncompressed)"
+        )
+        data = local.read_bytes()
+        assert (len(data) % BLOCK > 64 * 1024) == (rows == ROWS[1]), len(data)
+        rig.put_object(f"{prefix}/part-{n}.parquet", data)
+        total += expected_total(BASE + n * rows, rows)
+    return rig.url(f"{prefix}/*.parquet"), total, rows
+
+
+@pytest.mark.parametrize("trust_seconds", [0, 3600])
+def test_a_warm_glob_aggregate_makes_only_its_listing(rig, glob_files, tmp_path, trust_seconds):
+    """Cold, the files are listed and read (footers fetched ahead of their opens, row groups by read-ahead), filling
+    the cache. Warm, in a fresh process, with or without a trust window, the one request left is the listing: the
+    glob needs it to know the files, and its ETags and sizes prove every file's version, so no footer, tail or range
+    GET is sent (before, each footer fetched ahead and each row group went to the store again)."""
+    url, total, _ = glob_files
+    setup = cache_setup(tmp_path / "cache", trust_seconds=trust_seconds)
+    cold, cold_requests = read_counting_requests(rig, [url], setup, query=GLOB_QUERY, settle=True)
+    assert cold["shas"] == [total]
+    assert cold_requests.get("GetObject", 0) >= FILES, cold_requests
+    warm, warm_requests = read_counting_requests(rig, [url], setup, query=GLOB_QUERY)
+    assert warm["shas"] == [total]
+    assert warm_requests == {"ListObjectsV2": 1}, warm_requests
+    assert warm["stats"]["cache_misses"] == 0 and warm["stats"]["cache_hits"] > 0
+
+
+def test_a_replaced_file_in_a_warm_glob_is_read_at_its_new_version(rig, glob_files, tmp_path):
+    """Without a trust window the listing proves each file's version: a file replaced by another of the same size is
+    read anew, never from its old blocks."""
+    url, total, rows = glob_files
+    setup = cache_setup(tmp_path / "cache")
+    assert read_in_child(rig, [url], setup, query=GLOB_QUERY, settle=True)["shas"] == [total]
+    key = url.split("/", 3)[3].replace("*.parquet", "part-0.parquet")
+    old = (tmp_path / "part-0.parquet").read_bytes()
+    # The same file with another prefix of `c`, of the same length (uncompressed, so the strings are in the bytes).
+    new = old.replace(b"pad-", b"dap-")
+    assert new != old and len(new) == len(old)
+    rig.put_object(key, new)
+    warm, requests = read_counting_requests(rig, [url], setup, query=GLOB_QUERY)
+    assert warm["shas"] == [total - rows]  # none of its rows match now
+    assert requests.get("GetObject", 0) >= 1, requests  # the replaced file, from the store
+
+
+@pytest.mark.parametrize("trust_seconds", [0, 3600])
+def test_a_warm_projection_makes_no_range_get(con, rig, tmp_path, trust_seconds):
+    """A projection (2 of 4 columns) of one file opened without a listing. Warm without a trust window, the one
+    request is the tail GET that proves the version (and gives the footer); trusted, there is none: the footer and
+    the column chunks all come from the cache."""
+    key = f"cache-warm/{tmp_path.name}/projection.parquet"
+    local = tmp_path / "projection.parquet"
+    rows = 400000
+    con.execute(
+        f"COPY (SELECT range AS a, range * 3 % 1000 AS b, hash(range) AS c, 'row-' || range AS d FROM range({rows})) "
+        f"TO '{local}' (FORMAT parquet, ROW_GROUP_SIZE 100000)"
+    )
+    rig.put_object(key, local.read_bytes())
+    expected = sum(range(rows)) * 1000 + sum(r * 3 % 1000 for r in range(rows))
+    query = "SELECT sum(a) * 1000 + sum(b) FROM read_parquet(?)"
+    setup = cache_setup(tmp_path / "cache", trust_seconds=trust_seconds)
+    cold, cold_requests = read_counting_requests(rig, [rig.url(key)], setup, query=query, settle=True)
+    assert cold["shas"] == [expected] and cold_requests.get("GetObject", 0) >= 2, cold_requests
+    warm, warm_requests = read_counting_requests(rig, [rig.url(key)], setup, query=query)
+    assert warm["shas"] == [expected]
+    assert warm_requests == ({} if trust_seconds else {"GetObject": 1}), warm_requests
+    assert warm["stats"]["cache_misses"] == 0 and warm["stats"]["cache_hits"] > 0
+
+
+def test_a_trusted_warm_file_list_makes_no_request(rig, glob_files, tmp_path):
+    """The same files named one by one: without a listing, each file's open would prove its version with a tail GET,
+    and the opens before it fetch its tail ahead. Trusted and held, neither is sent: no request at all (before, each
+    tail was still fetched ahead). Untrusted, the first file's tail GET and its folder's listing prove the versions."""
+    url, total, _ = glob_files
+    urls = ", ".join(f"'{url.replace('*.parquet', f'part-{n}.parquet')}'" for n in range(FILES))
+    query = GLOB_QUERY.replace("read_parquet(?)", f"read_parquet([{urls}]) WHERE ? IS NOT NULL")
+    trusting = cache_setup(tmp_path / "cache", trust_seconds=3600)
+    cold, _ = read_counting_requests(rig, [url], trusting, query=query, settle=True)
+    assert cold["shas"] == [total]
+    warm, requests = read_counting_requests(rig, [url], cache_setup(tmp_path / "cache"), query=query)
+    assert warm["shas"] == [total]
+    assert requests.get("GetObject", 0) <= 1 and requests.get("ListObjectsV2", 0) <= 1, requests
+    trusted, requests = read_counting_requests(rig, [url], trusting, query=query)
+    assert trusted["shas"] == [total] and requests == {}, requests
+    assert trusted["stats"]["cache_versions_trusted"] >= FILES and trusted["stats"]["cache_misses"] == 0
