@@ -145,8 +145,11 @@ def compare(record: Record, rows: list[tuple]) -> None:
 class FileRun:
     """One file in one database (in memory, or the file `load` names), reopened by `restart`."""
 
-    def __init__(self, path: Path, env: dict, with_httpfs2: bool, test_dir: Path, on_init: str = ""):
+    def __init__(
+        self, path: Path, env: dict, with_httpfs2: bool, test_dir: Path, on_init: str = "", urls: dict | None = None
+    ):
         self.path = path
+        self.urls = urls or {}
         self.on_init = on_init
         self.env = env
         self.with_httpfs2 = with_httpfs2
@@ -187,6 +190,8 @@ class FileRun:
 
     def substitute(self, text: str, variables: dict) -> str:
         text = text.replace("__TEST_DIR__", str(self.test_dir))
+        for old, new in self.urls.items():
+            text = text.replace(old, new)
         for name, value in {**self.env, **variables}.items():
             text = text.replace("${" + name + "}", value)
         return text
@@ -269,12 +274,12 @@ class FileRun:
         compare(record, rows)
 
 
-def run_file(
-    path: Path, name: str, env: dict, with_httpfs2: bool, on_init: str = "", log_requests: bool = False
-) -> Outcome:
+def run_file(path: Path, name: str, env: dict, with_httpfs2: bool, options) -> Outcome:
+    """`options`: main()'s, with on_init, url_map and log_requests."""
     with tempfile.TemporaryDirectory(prefix="httpfs-suite-") as test_dir:
         try:
-            logged = FileRun(path, env, with_httpfs2, Path(test_dir), on_init).run(log_requests)
+            run = FileRun(path, env, with_httpfs2, Path(test_dir), options.on_init, options.url_map)
+            logged = run.run(options.log_requests)
         except Skip as skip:
             return Outcome(name, "skip", str(skip))
         except Mismatch as mismatch:
@@ -292,19 +297,15 @@ def main(argv=None) -> int:
     parser.add_argument("--env", action="append", default=[], help="NAME=VALUE the file may require-env")
     parser.add_argument("--on-init", default="", help="SQL run on each new connection (as unittest's --on-init)")
     parser.add_argument("--log-requests", action="store_true", help="report DuckDB's HTTP log's requests at the end")
+    parser.add_argument("--url-map", action="append", default=[], help="OLD=NEW: URL prefix OLD read from NEW")
     parser.add_argument("file", help="path relative to --httpfs-tree, e.g. test/sql/copy/s3/url_encode.test")
     options = parser.parse_args(argv)
     env = dict(item.split("=", 1) for item in options.env)
+    options.url_map = dict(item.split("=", 1) for item in options.url_map)
     # httpfs reads AWS_* from the environment as its defaults (the files rely on it: create_secret_minio.test).
     os.environ.update(env)
     os.chdir(options.httpfs_tree)
-    print(
-        json.dumps(
-            asdict(
-                run_file(Path(options.file), options.file, env, options.httpfs2, options.on_init, options.log_requests)
-            )
-        )
-    )
+    print(json.dumps(asdict(run_file(Path(options.file), options.file, env, options.httpfs2, options))))
     return 0
 
 

@@ -8,6 +8,7 @@ line per file; exit status 1 when one fails. The lists beside this file say whic
 (native_excluded.txt) and which differ with httpfs2 by design (expected_differences.txt), each with its reason."""
 
 import argparse
+import contextlib
 import json
 import os
 import subprocess
@@ -21,6 +22,7 @@ sys.path[:0] = [str(HERE.parents[1]), str(HERE)]
 
 from server import MinioStandIn  # noqa: E402
 
+from rig.http_server import serve_http  # noqa: E402
 from rig.paths import REPO_ROOT  # noqa: E402
 from rig.s3rig import count_requests  # noqa: E402
 
@@ -39,6 +41,8 @@ MODES = {
 # Some files read DuckDB's own test data (duckdb/data/... inside the httpfs tree, a git submodule the archive lacks):
 # a folder holding DuckDB's `data/` (a checkout of duckdb/duckdb) given here; without it those files skip.
 DUCKDB_DATA = os.environ.get("HTTPFS2_DUCKDB_DATA")
+# Where files download DuckDB's test data from GitHub (no internet here): served from DUCKDB_DATA on 127.0.0.1.
+GITHUB_DATA = "https://raw.githubusercontent.com/duckdb/duckdb/main/"
 
 
 def httpfs_archive() -> Path:
@@ -80,6 +84,16 @@ def read_list(name: str) -> dict:
     return entries
 
 
+@contextlib.contextmanager
+def url_map():
+    """{URL prefix in the files: where the rig serves it}: DuckDB's data on GitHub from DUCKDB_DATA, if given."""
+    if not DUCKDB_DATA:
+        yield {}
+        return
+    with serve_http(Path(DUCKDB_DATA)) as base_url:
+        yield {GITHUB_DATA: base_url + "/"}
+
+
 def _with_hosts(hosts_file: str, args: list) -> list:
     """args run in a mount namespace of their own where hosts_file is /etc/hosts: the machine's stays as it is."""
     unshare = ["unshare", "--mount"] if os.geteuid() == 0 else ["unshare", "--mount", "--map-root-user"]
@@ -87,10 +101,17 @@ def _with_hosts(hosts_file: str, args: list) -> list:
 
 
 def run_one(
-    tree: Path, file: str, server: MinioStandIn, with_httpfs2: bool, on_init: str = "", log_requests: bool = False
+    tree: Path,
+    file: str,
+    server: MinioStandIn,
+    with_httpfs2: bool,
+    on_init: str = "",
+    log_requests: bool = False,
+    urls: dict | None = None,
 ) -> dict:
     """runner.py on one file in a new process: its outcome {file, status, reason, line}."""
-    if "duckdb/data/" in (tree / file).read_text() and not (tree / "duckdb" / "data").exists():
+    text = (tree / file).read_text()
+    if ("duckdb/data/" in text or GITHUB_DATA in text) and not DUCKDB_DATA:
         return {"file": file, "status": "skip", "reason": "reads DuckDB's data/: set HTTPFS2_DUCKDB_DATA"}
     env = server.environment
     args = [sys.executable, str(HERE / "runner.py"), "--httpfs-tree", str(tree), file]
@@ -101,6 +122,7 @@ def run_one(
         args.append(f"--on-init={on_init}")
     if log_requests:
         args.append("--log-requests")
+    args += [f"--url-map={old}={new}" for old, new in (urls or {}).items()]
     # Only the rig's AWS_* variables: none of this process's credentials reach httpfs.
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "DUCKDB_S3", "S3_"))}
     log = server.access_log_path
@@ -127,16 +149,19 @@ def main() -> int:
     parser.add_argument("--mode", choices=MODES, default="defaults", help="httpfs2's settings (with --httpfs2)")
     parser.add_argument("--on-init", default="", help="SQL run on each new connection, instead of the mode's")
     parser.add_argument(
-        "--log-requests", action="store_true", help="set DuckDB's HTTP log beside what the server served, per file"
+        "--log-requests",
+        action="store_true",
+        help="set DuckDB's HTTP log (on from the start) beside what the server served, per file: a diagnostic; "
+        "files that count the log themselves then see more and fail",
     )
     parser.add_argument("files", nargs="*")
     options = parser.parse_args()
     on_init = options.on_init or (MODES[options.mode] if options.httpfs2 else "")
-    with tempfile.TemporaryDirectory(prefix="httpfs-tree-") as scratch, MinioStandIn() as server:
+    with tempfile.TemporaryDirectory(prefix="httpfs-tree-") as scratch, MinioStandIn() as server, url_map() as urls:
         tree = unpack_httpfs(Path(scratch))
         failed = False
         for file in options.files or s3_files():
-            outcome = run_one(tree, file, server, options.httpfs2, on_init, options.log_requests)
+            outcome = run_one(tree, file, server, options.httpfs2, on_init, options.log_requests, urls)
             failed |= outcome["status"] == "fail"
             line = f" line {outcome['line']}" if outcome.get("line") else ""
             print(f"{outcome['status'].upper():4} {file}{line}", flush=True)

@@ -42,6 +42,12 @@ def httpfs_tree(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
+def urls():
+    with suite.url_map() as mapped:
+        yield mapped
+
+
+@pytest.fixture(scope="module")
 def minio_for():
     """A server per mode, started on first use: the files expect the buckets as the other files left them once (a
     second run of a file finds its own objects)."""
@@ -68,8 +74,8 @@ def test_lists_name_files_of_the_suite():
 
 @pytest.mark.parametrize("mode", list(suite.MODES))
 @pytest.mark.parametrize("file", FILES)
-def test_file_passes_with_httpfs2(httpfs_tree, minio_for, file, mode):
-    outcome = suite.run_one(httpfs_tree, file, minio_for(mode), with_httpfs2=True, on_init=suite.MODES[mode])
+def test_file_passes_with_httpfs2(httpfs_tree, minio_for, urls, file, mode):
+    outcome = suite.run_one(httpfs_tree, file, minio_for(mode), True, suite.MODES[mode], urls=urls)
     if outcome["status"] == "skip":
         pytest.skip(outcome["reason"])
     difference = DIFFERENCES.get(f"{mode}:{file}")
