@@ -180,6 +180,25 @@ class FileRun:
         if self.on_init:
             self.con.execute(self.on_init)
 
+    def restart(self):
+        """A new database over the same file that keeps the settings the file changed, as DuckDB's runner restarts
+        (it passes the old database's options and the connection's settings on): httpfs, loaded again, would otherwise
+        take the AWS_* variables again where the file had set its settings to ''."""
+        settings = "SELECT name, value FROM duckdb_settings()"
+        # Not verified (PRAGMA enable_verification, which the new connection does not keep): the settings' values
+        # differ between the verification's runs.
+        self.con.execute("PRAGMA disable_verification")
+        before = dict(self.con.execute(settings).fetchall())
+        self.connect()
+        fresh = dict(self.con.execute(settings).fetchall())
+        for name, value in before.items():
+            if name in fresh and fresh[name] != value:
+                text = "NULL" if value is None else "'" + value.replace("'", "''") + "'"
+                try:
+                    self.con.execute(f"SET {name} = {text}")
+                except Exception:  # noqa: BLE001, S110 (settings fixed at startup stay as the new database has them)
+                    pass
+
     def load_wheel(self, name: str):
         try:
             path = WHEELS[name]()
@@ -238,7 +257,7 @@ class FileRun:
             self.database = args[0] if args else ":memory:"
             self.connect()
         elif kind == "restart":
-            self.connect()
+            self.restart()
         elif kind == "statement":
             self.statement(record, args, variables)
         elif kind == "query":

@@ -3,6 +3,7 @@ scripts/set_s3_test_server_variables.sh in duckdb-httpfs): its credentials, regi
 port. No toxiproxy: the files count requests, not time."""
 
 import json
+import subprocess
 from pathlib import Path
 
 import boto3
@@ -13,6 +14,8 @@ from rig.s3rig import LOOPBACK, ServerRig, free_ports
 
 ACCESS_KEY = "minio_duckdb_user"
 SECRET_KEY = "minio_duckdb_user_password"
+# minio_s3.yml's second user, with the same rights (fully_qualified_s3_url.test writes with it).
+SECOND_USER = ("minio_duckdb_user_2", "minio_duckdb_user_2_password")
 REGION = "eu-west-1"
 # The files address buckets in virtual-host style (httpfs's default): the processes that run them see DOMAIN and
 # BUCKET.DOMAIN as 127.0.0.1 through a hosts file of their own (hosts_file), as CI adds them to /etc/hosts.
@@ -60,8 +63,9 @@ class MinioStandIn(ServerRig):
     def _start(self):
         data = self._workdir / "data"
         versions = self._workdir / "versions"
-        data.mkdir()
-        versions.mkdir()
+        iam = self._workdir / "iam"
+        for folder in (data, versions, iam):
+            folder.mkdir()
         (self.port,) = free_ports(1)
         self._spawn(
             "versitygw",
@@ -79,6 +83,8 @@ class MinioStandIn(ServerRig):
                 SECRET_KEY,
                 "--virtual-domain",
                 DOMAIN,
+                "--iam-dir",
+                str(iam),
                 "posix",
                 "--versioning-dir",
                 str(versions),
@@ -86,6 +92,7 @@ class MinioStandIn(ServerRig):
             ],
             self.port,
         )
+        self._add_user(*SECOND_USER)
         self.s3 = boto3.client(
             "s3",
             endpoint_url=f"http://{self.endpoint}",
@@ -98,6 +105,17 @@ class MinioStandIn(ServerRig):
             self.s3.create_bucket(Bucket=bucket, CreateBucketConfiguration={"LocationConstraint": REGION})
         self.s3.put_bucket_versioning(Bucket=VERSIONED_BUCKET, VersioningConfiguration={"Status": "Enabled"})
         self.s3.put_bucket_policy(Bucket=PUBLIC_BUCKET, Policy=_public_policy(PUBLIC_BUCKET))
+
+    def _add_user(self, access_key: str, secret_key: str):
+        """A user of the admin role (all buckets), as `mc admin policy attach readwrite` gives minio's users."""
+        admin = [str(TOOLS_BIN / "versitygw"), "admin", "--access", ACCESS_KEY, "--secret", SECRET_KEY]
+        admin += ["--region", REGION, "--endpoint-url", f"http://{self.endpoint}"]
+        subprocess.run(
+            [*admin, "create-user", "--access", access_key, "--secret", secret_key, "--role", "admin"],
+            check=True,
+            capture_output=True,
+            timeout=30,
+        )
 
     @property
     def endpoint(self) -> str:
