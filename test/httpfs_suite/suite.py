@@ -5,10 +5,12 @@ its own process (runner.py), natively or with httpfs2 loaded too.
 
 runs the given files (paths inside duckdb-httpfs, default: every file that needs the S3 server) and prints one
 line per file; exit status 1 when one fails. The lists beside this file say which files are left out natively
-(native_excluded.txt) and which differ with httpfs2 by design (expected_differences.txt), each with its reason."""
+(native_excluded.txt) and which differ with httpfs2 by design (expected_differences.txt), each with its reason; in
+DuckDB 2.0.x the files of httpfs main run, with the lists named _2.0."""
 
 import argparse
 import contextlib
+import importlib.metadata
 import json
 import os
 import subprocess
@@ -26,8 +28,12 @@ from rig.http_server import serve_http  # noqa: E402
 from rig.paths import REPO_ROOT  # noqa: E402
 from rig.s3rig import count_requests  # noqa: E402
 
-# The httpfs whose files run: the v1.5 branch, the httpfs of DuckDB 1.5.x (../shared/vendor/README.md).
-HTTPFS_ARCHIVE = "duckdb-httpfs-3fb3fc9.tar.gz"
+# The httpfs whose files run (../shared/vendor/README.md): that of the DuckDB running this, its v1.5 branch for
+# DuckDB 1.5.x, main for 2.0.x (the host's httpfs built from it: HTTPFS2_HOST_HTTPFS).
+DUCKDB_MAJOR = importlib.metadata.version("duckdb").split(".")[0]
+HTTPFS_ARCHIVE = "duckdb-httpfs-3fb3fc9.tar.gz" if DUCKDB_MAJOR == "1" else "duckdb-httpfs-2a6481d.tar.gz"
+# The lists beside this file for those files (see main's docstring).
+LISTS = "" if DUCKDB_MAJOR == "1" else "_2.0"
 VENDOR = Path(os.environ.get("HTTPFS2_VENDOR", REPO_ROOT.parent / "shared" / "vendor"))
 # The marker of files that need the S3 test server (scripts/set_s3_test_server_variables.sh).
 NEEDS_S3 = "require-env S3_TEST_SERVER_AVAILABLE"
@@ -75,9 +81,10 @@ def s3_files() -> list[str]:
 
 
 def read_list(name: str) -> dict:
-    """A list beside this file: `key reason` lines, `#` comments: {key: reason}."""
+    """The list `name` (native_excluded, expected_differences) for the files that run: `key reason` lines, `#`
+    comments: {key: reason}."""
     entries = {}
-    for line in (HERE / name).read_text().splitlines():
+    for line in (HERE / f"{name}{LISTS}.txt").read_text().splitlines():
         if line.strip() and not line.startswith("#"):
             key, _, reason = line.partition(" ")
             entries[key] = reason.strip()

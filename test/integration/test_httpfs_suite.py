@@ -1,12 +1,12 @@
 """httpfs's own S3 test files (duckdb-httpfs's sqllogictests, run by test/httpfs_suite/) pass with httpfs2 loaded:
 each file that passes natively on the rig (all but native_excluded.txt's), in each of httpfs2's modes (suite.MODES),
-save the expected differences (expected_differences.txt, each with its reason)."""
+save the expected differences (expected_differences.txt, each with its reason). In DuckDB 2.0.x, the files of
+httpfs's main and the lists named _2.0."""
 
 import contextlib
 import sys
 from pathlib import Path
 
-import duckdb
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "httpfs_suite"))
@@ -14,13 +14,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "httpfs_suite"))
 import suite  # noqa: E402
 from server import MinioStandIn  # noqa: E402
 
-# The lists are for the files of duckdb-httpfs's v1.5 branch, the httpfs of the DuckDB 1.5.x this runs in.
-pytestmark = pytest.mark.skipif(
-    not duckdb.__version__.startswith("1."), reason="httpfs's files of its v1.5 branch, for DuckDB 1.5.x only"
-)
-
-EXCLUDED = suite.read_list("native_excluded.txt")
-DIFFERENCES = suite.read_list("expected_differences.txt")
+EXCLUDED = suite.read_list("native_excluded")
+DIFFERENCES = suite.read_list("expected_differences")
 
 
 def _files() -> list[str]:
@@ -81,7 +76,7 @@ def test_file_passes_with_httpfs2(httpfs_tree, minio_for, urls, file, mode):
     difference = DIFFERENCES.get(f"{mode}:{file}")
     if difference:
         # Still run: the file must fail where the list says, not elsewhere (a new failure is not covered by it).
-        assert outcome["status"] == "fail", f"{file} passes now: remove it from expected_differences.txt"
+        assert outcome["status"] == "fail", f"{file} passes now: remove it from expected_differences{suite.LISTS}.txt"
         assert f"(line {outcome['line']})" in difference, f"{file} fails at another place:\n{outcome['reason']}"
         return
     assert outcome["status"] == "pass", f"{file} line {outcome.get('line')}:\n{outcome['reason']}"
