@@ -61,6 +61,7 @@ class MinioStandIn(ServerRig):
     workdir_prefix = "httpfs2-suite-"
 
     def _start(self):
+        self.presigned = {}
         data = self._workdir / "data"
         versions = self._workdir / "versions"
         iam = self._workdir / "iam"
@@ -99,12 +100,20 @@ class MinioStandIn(ServerRig):
             aws_access_key_id=ACCESS_KEY,
             aws_secret_access_key=SECRET_KEY,
             region_name=REGION,
-            config=Config(s3={"addressing_style": "path"}, retries={"max_attempts": 2}),
+            # SigV4 also for presigned URLs (as `mc share`), which boto3 would otherwise sign the old way.
+            config=Config(s3={"addressing_style": "path"}, retries={"max_attempts": 2}, signature_version="s3v4"),
         )
         for bucket in BUCKETS:
             self.s3.create_bucket(Bucket=bucket, CreateBucketConfiguration={"LocationConstraint": REGION})
         self.s3.put_bucket_versioning(Bucket=VERSIONED_BUCKET, VersioningConfiguration={"Status": "Enabled"})
         self.s3.put_bucket_policy(Bucket=PUBLIC_BUCKET, Policy=_public_policy(PUBLIC_BUCKET))
+
+    def put_presigned(self, variable: str, key: str, data: bytes):
+        """Uploads `data` to test-bucket and names a presigned GET URL of it in `environment` as `variable` (as the
+        setup of minio_s3.yml does with `mc share download`)."""
+        self.s3.put_object(Bucket=VERSIONED_BUCKET, Key=key, Body=data)
+        params = {"Bucket": VERSIONED_BUCKET, "Key": key}
+        self.presigned[variable] = self.s3.generate_presigned_url("get_object", Params=params, ExpiresIn=3600)
 
     def _add_user(self, access_key: str, secret_key: str):
         """A user of the admin role (all buckets), as `mc admin policy attach readwrite` gives minio's users."""
@@ -142,4 +151,5 @@ class MinioStandIn(ServerRig):
             "AWS_SECRET_ACCESS_KEY": SECRET_KEY,
             "DUCKDB_S3_ENDPOINT": f"{DOMAIN}:{self.port}",
             "DUCKDB_S3_USE_SSL": "false",
+            **self.presigned,
         }

@@ -101,6 +101,20 @@ def url_map():
         yield {GITHUB_DATA: base_url + "/"}
 
 
+# What the setup of minio_s3.yml shares as presigned URLs (s3_presigned_read.test), from DuckDB's data.
+PRESIGNED = {
+    "S3_SMALL_CSV_PRESIGNED_URL": ("presigned/phonenumbers.csv", "data/csv/phonenumbers.csv"),
+    "S3_SMALL_PARQUET_PRESIGNED_URL": ("presigned/t1.parquet", "data/parquet-testing/glob/t1.parquet"),
+}
+
+
+def share_presigned(server: MinioStandIn):
+    """The presigned URLs the files may require, where DuckDB's data is given."""
+    if DUCKDB_DATA:
+        for variable, (key, source) in PRESIGNED.items():
+            server.put_presigned(variable, key, (Path(DUCKDB_DATA) / source).read_bytes())
+
+
 def _with_hosts(hosts_file: str, args: list) -> list:
     """args run in a mount namespace of their own where hosts_file is /etc/hosts: the machine's stays as it is."""
     unshare = ["unshare", "--mount"] if os.geteuid() == 0 else ["unshare", "--mount", "--map-root-user"]
@@ -118,7 +132,8 @@ def run_one(
 ) -> dict:
     """runner.py on one file in a new process: its outcome {file, status, reason, line}."""
     text = (tree / file).read_text()
-    if ("duckdb/data/" in text or GITHUB_DATA in text) and not DUCKDB_DATA:
+    needs_data = ["duckdb/data/", GITHUB_DATA, *(f"require-env {variable}" for variable in PRESIGNED)]
+    if any(marker in text for marker in needs_data) and not DUCKDB_DATA:
         return {"file": file, "status": "skip", "reason": "reads DuckDB's data/: set HTTPFS2_DUCKDB_DATA"}
     env = server.environment
     args = [sys.executable, str(HERE / "runner.py"), "--httpfs-tree", str(tree), file]
@@ -166,6 +181,7 @@ def main() -> int:
     on_init = options.on_init or (MODES[options.mode] if options.httpfs2 else "")
     with tempfile.TemporaryDirectory(prefix="httpfs-tree-") as scratch, MinioStandIn() as server, url_map() as urls:
         tree = unpack_httpfs(Path(scratch))
+        share_presigned(server)
         failed = False
         for file in options.files or s3_files():
             outcome = run_one(tree, file, server, options.httpfs2, on_init, options.log_requests, urls)

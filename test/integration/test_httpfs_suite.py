@@ -52,6 +52,7 @@ def minio_for():
         def start(mode: str) -> MinioStandIn:
             if mode not in servers:
                 servers[mode] = stack.enter_context(MinioStandIn())
+                suite.share_presigned(servers[mode])
             return servers[mode]
 
         yield start
