@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path[:0] = [str(Path(__file__).resolve().parents[2]), str(Path(__file__).resolve().parent)]
 
-from sqllogic import Record, loop_values, parse  # noqa: E402
+from sqllogic import LOOPS, Record, loop_values, parse  # noqa: E402
 
 from rig.paths import tpch_extension  # noqa: E402
 from rig.s3rig import load_httpfs, load_httpfs2  # noqa: E402
@@ -232,7 +232,7 @@ class FileRun:
 
     def run_records(self, records: list[Record], variables: dict) -> None:
         for record in records:
-            if record.body:
+            if record.kind in LOOPS:
                 name, values = loop_values(record)
                 for value in values:
                     self.run_records(record.body, {**variables, name: self.substitute(value, variables)})

@@ -5,6 +5,9 @@ records and unrolled by the runner, which also substitutes `${VAR}` and `__TEST_
 
 from dataclasses import dataclass, field
 
+# Commands that open a loop, closed by `endloop`; the concurrent ones run their rounds one after another here.
+LOOPS = ("loop", "foreach", "concurrentloop", "concurrentforeach")
+
 
 @dataclass
 class Record:
@@ -69,7 +72,7 @@ def parse(text: str) -> list[Record]:
     stack = [[]]
     openers = []
     for record in _commands(text.splitlines()):
-        if record.kind in ("loop", "foreach", "concurrentloop", "concurrentforeach"):
+        if record.kind in LOOPS:
             openers.append(record)
             stack.append([])
         elif record.kind == "endloop":
