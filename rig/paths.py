@@ -39,6 +39,10 @@ def ducklake_extension() -> Path:
     return _wheel_extension("duckdb_extension_ducklake", "ducklake")
 
 
+def tpch_extension() -> Path:
+    return _wheel_extension("duckdb_extension_tpch", "tpch")
+
+
 def iceberg_extensions() -> list:
     """avro first: iceberg needs it, and nothing is autoloaded in the bench."""
     return [_wheel_extension("duckdb_extension_avro", "avro"), _wheel_extension("duckdb_extension_iceberg", "iceberg")]

@@ -108,7 +108,8 @@ def count_requests(log: Path, offset: int) -> dict:
     with open(log, "rb") as handle:
         handle.seek(offset)
         for line in handle.read().decode(errors="replace").splitlines():
-            op = next((t[3:] for t in line.split(" ") if t.startswith("s3_")), None)
+            # The operation's token is s3_ and a CamelCase name (s3_GetObject); a key may start with s3_ too.
+            op = next((t[3:] for t in line.split(" ") if t.startswith("s3_") and t[3:4].isupper()), None)
             if op:
                 counts[op] = counts.get(op, 0) + 1
     return counts
