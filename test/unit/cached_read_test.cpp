@@ -188,8 +188,8 @@ TEST_F(CachedReadTest, ATailFillsTheBlocksItHoldsWholeAndAReadOfThemFetchesNothi
 
 TEST_F(CachedReadTest, HeldBlocksAloneServeAReadAndAMissingOneFetchesNothing) {
 	FakeObject object(3 * BLOCK + 100);
-	std::vector<char> bytes(BLOCK);
 	ByteRange across {2 * BLOCK + 50, BLOCK + 50};
+	std::vector<char> bytes(across.length);
 	EXPECT_FALSE(ReadHeldBlocks(*cache, key, object.size, across, bytes.data(), stats));
 	EXPECT_EQ(stats.Snapshot().Get(Counter::CACHE_MISSES), 0u) << "a miss is the caller's fetch to count";
 	Read(object, ByteRange {2 * BLOCK, 10}); // block 2 alone
