@@ -229,7 +229,7 @@ def test_a_body_that_never_comes_fails_as_soon_as_natively(request, connect, rig
 def test_a_tail_get_that_stalls_costs_at_most_a_few_seconds(request, connect, rig, data, hostile_s3, impl, client):
     """A server that never answers a suffix range (`bytes=-N`: httpfs never asks one, httpfs2's first open of a
     parquet file does): the answer is right, and with httpfs's default http_timeout (30 s) httpfs2 does not wait for
-    it: the whole query stays under 5 s, at most 3.5 s more than natively. The proxy closes a stalled GET after 8 s."""
+    it: the whole query stays under 6 s, at most 5 s more than natively. The proxy closes a stalled GET after 8 s."""
     sql = PARQUET_COUNT_SQL.format(url=rig.url(PREFIX + "data.parquet"))
     expected = data.answer(PARQUET_COUNT_SQL, "data.parquet")
     outcomes, seconds, stalls = natively_and_with(impl, connect, client, hostile_s3, "stall_tail", sql, 45, 8.0)
@@ -243,10 +243,11 @@ def test_a_tail_get_that_stalls_costs_at_most_a_few_seconds(request, connect, ri
     for name, outcome in outcomes.items():
         assert outcome.error is None, f"{name}: {outcome.text()}"
         assert outcome.rows == expected, f"{name}: wrong answer"
-    assert seconds[impl] < 5, f"httpfs2 waited for a tail that never came: {seconds} ({stalls} stalled tails)"
-    # The tail's own deadline (2 s, S3Tails) and the reads after it: under AddressSanitizer on a loaded 2-core
-    # machine those reads took up to 1.1 s.
-    assert seconds[impl] <= seconds["native"] + 3.5, seconds
+    assert seconds[impl] < 6, f"httpfs2 waited for a tail that never came: {seconds} ({stalls} stalled tails)"
+    # The tail's own deadline (2 s, S3Tails), its hedge's (sent at the hedging deadline, at most half of that, and
+    # stalled as well: up to 3 s in all), and the reads after it: under AddressSanitizer on a loaded 2-core machine
+    # those reads took up to 1.2 s (4.24 s in all seen in CI).
+    assert seconds[impl] <= seconds["native"] + 5, seconds
 
 
 # A GET whose answer begins this late is a straggler: far past any deadline hedging learns on the rig.
