@@ -680,7 +680,6 @@ class HostileProxy:
         self.slow_down_parts = slow_down_parts
         self.slow_down_every = slow_down_every
         self.stall_every = stall_every
-        self.stall_max = None
         self.expired_tokens = set()
         self.secret_key = secret_key
         self.pinned_time = "Mon, 23 Nov 2026 10:00:00 GMT"
@@ -745,9 +744,11 @@ class HostileProxy:
             self._ranges_seen = set()
             self._stalls = 0
             self.expired_tokens = set()
-            # Which kinds of request slow_down throttles and stall_first_byte stalls: all (None) or those named.
+            # Which kinds of request slow_down throttles and stall_first_byte stalls: all (None) or those named; how
+            # many stall_first_byte stalls at most (None: no cap).
             self.slow_down_kinds = None
             self.stall_kinds = None
+            self.stall_max = None
 
     @property
     def counts(self) -> dict:

@@ -258,20 +258,21 @@ HEDGED_LIMIT = STRAGGLER_SECONDS / 2
 
 
 def read_with_stragglers(
-    db, proxy, sql: str, stall_every: int, limit: float, stall_seconds=STRAGGLER_SECONDS, most=None
+    db, proxy, sql: str, stall_every: int, limit: float, stall_seconds=STRAGGLER_SECONDS, most=None, kinds=None
 ):
-    """Runs `sql` while every stall_every-th range first asked (the first `most` of them, when given) waits
-    stall_seconds before its answer begins; the outcome, the proxy's counts and httpfs2's stats."""
+    """Runs `sql` while every stall_every-th range first asked (of the GETs of `kinds`, "tail" or "get", when given;
+    the first `most` of them, when given) waits stall_seconds before its answer begins; the outcome, the proxy's
+    counts and httpfs2's stats."""
     db.con.execute("CALL httpfs2_reset_stats()")
     proxy.reset()
     proxy.stall_seconds = stall_seconds
     proxy.stall_every = stall_every
     proxy.stall_max = most
+    proxy.stall_kinds = kinds
     proxy.mode = "stall_first_byte"
     outcome = db.run(sql, limit=limit, proxy=proxy)
     counts = proxy.counts
     proxy.mode = "normal"
-    proxy.stall_max = None
     return outcome, counts, stats(db.con)
 
 
@@ -1009,16 +1010,8 @@ def test_a_tail_get_whose_answer_begins_late_is_hedged(request, connect, rig, da
     is, the tail is sent again once its answer is late (the hedge's range is answered at once): the answer is right,
     the query ends long before the stall (20 s, a hang guard), no file opens with a HEAD, and the hedge is counted."""
     db = connect("httpfs2", client)
-    db.con.execute("CALL httpfs2_reset_stats()")
-    hostile_s3.reset()
-    hostile_s3.stall_kinds = {"tail"}
-    hostile_s3.stall_seconds = 40.0
-    hostile_s3.stall_every = 1
-    hostile_s3.mode = "stall_first_byte"
-    outcome = db.run(PARQUET_SQL.format(url=rig.url(PREFIX + "data.parquet")), limit=20, proxy=hostile_s3)
-    counts = hostile_s3.counts
-    hostile_s3.mode = "normal"
-    counters = stats(db.con)
+    sql = PARQUET_SQL.format(url=rig.url(PREFIX + "data.parquet"))
+    outcome, counts, counters = read_with_stragglers(db, hostile_s3, sql, 1, 20, stall_seconds=40.0, kinds={"tail"})
     report(
         request,
         seconds=round(outcome.seconds, 2),
