@@ -291,13 +291,6 @@ STRAGGLER_READS = [
 GATE_OPEN_ON_2_0 = {"httpfs2_parallel_read_min_latency_ms": 0} if DUCKDB_2 else {}
 
 
-@pytest.mark.xfail(
-    DUCKDB_2,
-    strict=False,
-    reason="DuckDB 2.0: now and then a stalled GET is one of httpfs's own (a read httpfs2 passed through, as a footer "
-    "read after its ranges were confirmed, seen in the credentials tests), which httpfs2 cannot hedge: 1 in 3 runs "
-    "on a loaded machine wait out the stall with every hedge sent won",
-)
 @pytest.mark.parametrize("client", CLIENTS)
 @pytest.mark.parametrize(("impl", "name", "sql", "every"), STRAGGLER_READS)
 def test_gets_whose_answer_begins_late_are_hedged(
@@ -322,9 +315,17 @@ def test_gets_whose_answer_begins_late_are_hedged(
         gets=counts.get("object_gets", 0),
         hedges_sent=counters["hedges_sent"],
         hedges_won=counters["hedges_won"],
+        hedge_deadline_ms=counters["hedge_deadline_ms"],
+        passed_through=counters["reads_passed_through"],
+        split=counters["reads_split"],
+        checked=counters["reads_checked"],
         outcome=outcome.text(),
     )
     assert counts.get("hit:stall_first_byte", 0) >= 1, counts
+    if DUCKDB_2 and outcome.hung and name == "blob64.bin":
+        # Seen in 1 of 14 runs on 2.0.1 (2026-11-28, a loaded machine), never on 1.5.5: the read waits out a stall with
+        # every hedge sent won and no read passed to httpfs (reads_passed_through 0); which GET is not found yet.
+        pytest.xfail(f"DuckDB 2.0: a stalled GET not hedged: {outcome.text()}")
     fail_on_hang(outcome, f"{name} with stalled GETs, hedged")
     assert outcome.error is None, outcome.text()
     assert outcome.rows == expected
@@ -984,11 +985,6 @@ def test_tails_and_listings_that_outlive_their_session_token_follow_the_secret(
         refreshed=counters["credentials_refreshed"],
     )
     assert counts.get("hit:expiring_token", 0) >= 1, "the token never expired during the read"
-    if DUCKDB_2 and form == "list" and outcome.error is not None:
-        # Seen on 2.0.1 in some runs (never on 1.5.5): the last file's footer is read by one of httpfs's own GETs (its
-        # signature does not cover Range, httpfs2's do), signed with the secret the query began with: refused, it
-        # fails the query. Which path of 2.0's hands that read to httpfs is not found yet.
-        pytest.xfail(f"httpfs's own footer GET on DuckDB 2.0 kept the expired token: {outcome.text()}")
     assert outcome.error is None, outcome.text()
     assert outcome.rows == expected
     assert counters["credentials_refreshed"] >= 1, counters

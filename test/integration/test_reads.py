@@ -3,7 +3,7 @@
 import duckdb
 import pytest
 
-from helpers import DUCKDB_2, HOST_READ_CUT, blob_sha, sha256, stats
+from helpers import DUCKDB_2, HOST_READ_CUT, blob_sha, enable, server_requests, sha256, stats
 
 
 @pytest.mark.parametrize("enabled", [False, True])
@@ -110,6 +110,48 @@ def test_glob_over_many_objects(con, rig, objects):
         expected[rig.url(f"glob/part-{i:02d}.bin")] = sha256(objects.put(f"glob/part-{i:02d}.bin", 1000 + i))
     rows = con.execute("SELECT filename, sha256(content) FROM read_blob(?)", [rig.url("glob/*.bin")]).fetchall()
     assert dict(rows) == expected
+
+
+@pytest.mark.parametrize("threads", [1, 4])
+def test_unsplit_reads_are_checked_gets_that_ask_what_httpfs_asks(con, native_con, rig, threads):
+    """Every read httpfs2 neither splits nor serves from read-ahead goes as its own checked range GET, not httpfs's
+    (which checks an ETag only where the answer has one, is not hedged and keeps the credentials it began with), also
+    once the store has proved it serves ranges; a buffered handle's reads (a CSV's) share one window, as httpfs's
+    handle's share its buffer: the answer is the file's, with the requests httpfs alone makes."""
+    rows = 150_000
+    key = f"csv/unsplit-{threads}.csv"
+    rig.put_object(key, "".join(f"{i},{i * 7919 % 100003},row-{i:08d}\n" for i in range(rows)).encode())
+    # Reads of 256 KiB, each under what httpfs2 splits.
+    csv = f"read_csv('{rig.url(key)}', buffer_size = 262144, max_line_size = 1024)"
+    sql = f"SELECT count(*), sum(column0), sum(column1), count(DISTINCT column2) FROM {csv}"
+    expected = [(rows, sum(range(rows)), sum(i * 7919 % 100003 for i in range(rows)), rows)]
+    # Without read-ahead, every read httpfs2 does not split is one of the reads this test is about.
+    enable(con, read_ahead=False)
+    answers = {}
+    requests = {}
+    for name, connection in (("native", native_con), ("httpfs2", con)):
+        connection.execute(f"SET threads = {threads}")
+        requests[name] = server_requests(
+            rig, lambda c=connection, n=name: answers.update({n: c.execute(sql).fetchall()})
+        )
+    assert answers == {"native": expected, "httpfs2": expected}
+    counters = stats(con)
+    assert counters["reads_passed_through"] == 0, counters
+    assert counters["reads_checked"] >= 1 and counters["checked_gets"] >= 1, counters
+    # Every GET was one of those reads', and one more where httpfs reads unbuffered (DuckDB 2.0): the first answer of a
+    # path not yet proven to serve ranges is awaited alone for its first 64 KiB (CheckedRangeReader::PROBE_BYTES), once
+    # per path; a buffered handle's first window is asked in one request (CheckedRangeReader::ReadWindowed).
+    probe = 1 if DUCKDB_2 else 0
+    assert requests["httpfs2"]["GetObject"] == counters["checked_gets"] + probe, (requests, counters)
+    assert requests["httpfs2"].get("HeadObject") == requests["native"].get("HeadObject"), requests
+    if DUCKDB_2:
+        # DuckDB 2.0 opens the CSV for parallel access, which httpfs reads unbuffered: a GET a read, with httpfs2 as
+        # without (2.0 cuts the file into 15 or 16 reads from run to run, so the two runs' counts are not compared).
+        assert counters["checked_gets"] == counters["reads_checked"], counters
+    else:
+        # Several reads of the CSV reader's were answered from one window, as from httpfs's buffer: the same requests.
+        assert counters["checked_gets"] < counters["reads_checked"], counters
+        assert requests["httpfs2"] == requests["native"], requests
 
 
 def test_missing_object_gives_the_same_error(con, native_con, rig):

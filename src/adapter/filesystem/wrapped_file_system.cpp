@@ -165,7 +165,7 @@ void WrappedFileSystem::ReadForReader(ReadHandle &handle, void *buffer, int64_t 
 	if (nr_bytes > 0 && handle.ReadsThroughRangeReader() && location <= handle.file_size &&
 	    static_cast<idx_t>(nr_bytes) <= handle.file_size - location) {
 		try {
-			handle.range_reader->Read(ByteRange {location, static_cast<idx_t>(nr_bytes)}, static_cast<char *>(buffer));
+			handle.ReadChecked(ByteRange {location, static_cast<idx_t>(nr_bytes)}, static_cast<char *>(buffer), *stats);
 			return;
 		} catch (ReadsDeclined &) {
 			// Read as the fallback says, below.
@@ -262,11 +262,14 @@ int64_t WrappedFileSystem::Read(FileHandle &handle, void *buffer, int64_t nr_byt
 	auto &readable = Readable(handle);
 	read_ahead.AttachDeferred(readable);
 	bool positional = readable.read_ahead || readable.ReadsWholeObject() || readable.ReadsThroughRangeReader();
-	if ((positional || readable.CanSplit()) && nr_bytes > 0) {
+	if ((positional && nr_bytes >= 0) || (readable.CanSplit() && nr_bytes > 0)) {
 		// A sequential read is a positional read at the current position, clamped to the end of the file.
 		idx_t position = readable.inner.SeekPosition();
 		idx_t available = position < readable.file_size ? readable.file_size - position : 0;
 		idx_t to_read = std::min<idx_t>(static_cast<idx_t>(nr_bytes), available);
+		if (to_read == 0 && positional) {
+			return 0; // nothing (more) of the version read: nothing to ask the wrapped filesystem, nor open it for
+		}
 		if (to_read > 0 && (positional || readable.ShouldSplit(to_read, position))) {
 			stats->RecordRead(to_read);
 			if (readable.read_ahead) {

@@ -25,6 +25,7 @@ ReadHandle::~ReadHandle() = default;
 
 void ReadHandle::Close() {
 	read_ahead.reset();
+	window.Release();
 	if (sub_read_handles) {
 		sub_read_handles->Close();
 	}
@@ -47,6 +48,22 @@ bool ReadHandle::Seekable() {
 bool ReadHandle::Interrupted() const {
 	auto context = client_context.lock();
 	return context && compat::Interrupted(*context);
+}
+
+void ReadHandle::ReadChecked(const ByteRange &range, char *destination, IoStats &stats) {
+	auto &reader = *range_reader;
+	stats.Add(Counter::READS_CHECKED);
+	if (!Buffered() || reader.CacheOn()) {
+		stats.Add(Counter::CHECKED_GETS);
+		stats.Add(Counter::READER_REQUESTS);
+		reader.Read(range, destination);
+		return;
+	}
+	window.Read(range, file_size, destination, [&reader, &stats](const ByteRange &span, char *bytes) {
+		stats.Add(Counter::CHECKED_GETS);
+		stats.Add(Counter::READER_REQUESTS);
+		reader.ReadWindowed(span, bytes);
+	});
 }
 
 bool ReadHandle::ShouldSplit(idx_t nr_bytes, idx_t location) const {

@@ -322,7 +322,11 @@ bool CheckedRangeReader::ReadNarrow(const ByteRange &range, char *destination) {
 	return false;
 }
 
-void CheckedRangeReader::ReadFromStore(const ByteRange &range, char *destination) {
+void CheckedRangeReader::ReadWindowed(const ByteRange &range, char *destination) {
+	ReadFromStore(range, destination, range.length);
+}
+
+void CheckedRangeReader::ReadFromStore(const ByteRange &range, char *destination, uint64_t probe_bytes) {
 	ByteRange rest = range;
 	if (!ranges_confirmed) {
 		auto failed_before = probes_failed.load();
@@ -334,7 +338,7 @@ void CheckedRangeReader::ReadFromStore(const ByteRange &range, char *destination
 			}
 			// Only the start of the range is asked for alone: once it came back exact, the rest and the requests
 			// that waited go in parallel, not behind a whole piece on one stream.
-			ByteRange probe {range.offset, std::min<uint64_t>(range.length, PROBE_BYTES)};
+			ByteRange probe {range.offset, std::min<uint64_t>(range.length, probe_bytes)};
 			try {
 				ReadWithRetries(probe, destination);
 			} catch (ReadsDeclined &) {

@@ -12,6 +12,7 @@
 #include "adapter/handles/wrapped_file_handle.hpp"
 #include "adapter/stores/checked_range_reader.hpp"
 #include "adapter/common/object_version.hpp"
+#include "core/read_ahead/read_window.hpp"
 #include "duckdb/main/client_context.hpp"
 
 #include <atomic>
@@ -75,15 +76,24 @@ public:
 		return whole_at_open || ranges_ignored_by_sub_reads || ranges_ignored_by_wrapped ||
 		       (range_reader && range_reader->Fallback() != ReadFallback::NONE);
 	}
-	//! A read that is not split goes as one of range_reader's checked GETs, not as httpfs's: while no answer of the
-	//! file's store proved its version (httpfs checks an ETag only where its answer has one, so reads answered around a
-	//! replacement without one would join two versions), and always while the block cache is on (a warm read makes no
-	//! request); never once the answers were declined.
+	//! Every read that is not split nor served by read-ahead goes as range_reader's checked GET (ReadChecked), never
+	//! as httpfs's own request, until the answers were declined: httpfs checks an ETag only where its answer has one
+	//! (reads answered around a replacement without one would join two versions), and its requests are neither hedged
+	//! nor signed again when the credentials change mid-query; with the block cache on, a warm read makes no request.
 	bool ReadsThroughRangeReader() const {
-		return range_reader && range_reader->Fallback() == ReadFallback::NONE &&
-		       (!range_reader->RangesConfirmed() || range_reader->CacheOn()) && !whole_at_open &&
+		return range_reader && range_reader->Fallback() == ReadFallback::NONE && !whole_at_open &&
 		       !ranges_ignored_by_sub_reads && !ranges_ignored_by_wrapped;
 	}
+	//! Reads `range` (within the file) through range_reader: where httpfs's handle would buffer (Buffered) and the
+	//! block cache is off, through `window`, so that the GETs ask for what httpfs's would. Throws as
+	//! CheckedRangeReader::Read. Counts the read and the GETs it asked for in `stats`.
+	void ReadChecked(const ByteRange &range, char *destination, IoStats &stats);
+	//! Whether httpfs's handle buffers this handle's reads (opened without direct IO or parallel access).
+	bool Buffered() const {
+		return !flags.DirectIO() && !flags.RequireParallelAccess();
+	}
+	//! The window of a buffered handle's checked reads.
+	ReadWindow window;
 	//! The declined file is read from one GET of the whole object (whole_object), not with range requests.
 	bool ReadsWholeObject() const {
 		return whole_object && (whole_at_open || ranges_ignored_by_wrapped ||

@@ -108,6 +108,10 @@ public:
 	//! the cache not filled (a footer fetched ahead: widened, a probe and the rest, one after the other). False for
 	//! that last case alone: the caller may fill the blocks later, off its path.
 	bool ReadNarrow(const ByteRange &range, char *destination);
+	//! As Read without the block cache, for a buffered handle's window (ReadWindow): while the path's ranges are not
+	//! confirmed, the first request asks for the whole range rather than its first PROBE_BYTES (httpfs's handle asks a
+	//! window in one request; a window is at most ReadWindow::MAX_BYTES).
+	void ReadWindowed(const ByteRange &range, char *destination);
 
 	//! The block cache's key of `version` of `path`: its strong ETag and size, else its size and Last-Modified; false
 	//! when neither names it, or for a URL with a query (it may carry a token, and keys are written to disk).
@@ -142,8 +146,9 @@ public:
 private:
 	struct Attempt;
 
-	//! Read without the cache.
-	void ReadFromStore(const ByteRange &range, char *destination);
+	//! Read without the cache; the first request of a path whose ranges are not confirmed asks for at most
+	//! `probe_bytes` of `range`.
+	void ReadFromStore(const ByteRange &range, char *destination, uint64_t probe_bytes = PROBE_BYTES);
 	//! The key of the version read in the block cache: the path with its strong ETag and size, or, for an object
 	//! without an ETag, its size and Last-Modified (a weaker proof); false when the version has neither, or the path
 	//! has a query (which may carry a credential).

@@ -24,6 +24,11 @@ enum class Counter : size_t {
 	BYTES_READ,
 	//! Reads (or the parts of them read-ahead did not hold) passed to the wrapped filesystem whole, or split.
 	READS_PASSED_THROUGH,
+	//! Reads (or the parts of them read-ahead did not hold) that httpfs2 read itself, not split, with checked range
+	//! GETs, and the GETs they asked for (one each, or none where a buffered handle's window held the bytes; without
+	//! retries and hedges).
+	READS_CHECKED,
+	CHECKED_GETS,
 	READS_SPLIT,
 	SUB_READS,
 	SUB_READ_BYTES,
@@ -126,6 +131,8 @@ constexpr CounterSpec COUNTER_SPECS[] = {
     {Counter::READS, "reads"},
     {Counter::BYTES_READ, "bytes_read"},
     {Counter::READS_PASSED_THROUGH, "reads_passed_through"},
+    {Counter::READS_CHECKED, "reads_checked"},
+    {Counter::CHECKED_GETS, "checked_gets"},
     {Counter::READS_SPLIT, "reads_split"},
     {Counter::SUB_READS, "sub_reads"},
     {Counter::SUB_READ_BYTES, "sub_read_bytes"},
