@@ -37,6 +37,7 @@
 
 #include "core/cache/block_file.hpp"
 #include "core/cache/block_writer.hpp"
+#include "core/cache/fetching_blocks.hpp"
 #include "core/cache/version_records.hpp"
 #include "core/common/thread_annotations.hpp"
 
@@ -132,6 +133,8 @@ public:
 	bool Holds(const CacheKey &key, uint64_t index) const;
 	//! The versions learnt of objects, with when (for a trust window), in the same directory.
 	VersionRecords &Versions();
+	//! The blocks this process's reads are fetching now (core/cache/cached_read waits for them).
+	FetchingBlocks &Fetching();
 	//! Versions().Record, the record counted against the bound (and evicted with the blocks, oldest first).
 	bool RecordVersion(const std::string &path, const std::string &version, int64_t learnt_ns);
 	uint64_t MaxBytes() const;
@@ -171,6 +174,7 @@ private:
 	const std::string root;
 	const uint64_t max_bytes;
 	VersionRecords versions;
+	FetchingBlocks fetching;
 	//! Held bytes as this process counts them: the last scan's total plus its writes since.
 	std::atomic<uint64_t> counted_bytes {0};
 	std::atomic<int64_t> last_scan_ns {0};
