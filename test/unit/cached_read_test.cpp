@@ -356,3 +356,34 @@ TEST_F(CachedReadTest, HeldBlocksWaitForABlockBeingFetched) {
 	EXPECT_TRUE(object.Holds(ByteRange {BLOCK + 50, 100}, held_bytes));
 	EXPECT_EQ(held.Calls(), 1);
 }
+
+TEST_F(CachedReadTest, ATailPieceServesReadsWithinItAndIsNoBlock) {
+	FakeObject object(3 * BLOCK + 1000);
+	constexpr uint64_t PIECE = 16384;
+	ByteRange tail {object.size - PIECE, PIECE};
+	std::vector<char> bytes(PIECE);
+	for (uint64_t i = 0; i < PIECE; i++) {
+		bytes[i] = object.ByteAt(tail.offset + i);
+	}
+	ASSERT_TRUE(FillTailPiece(*cache, key, object.size, PIECE, tail, bytes.data()));
+	cache->Flush();
+	ByteRange footer {object.size - 8, 8};
+	std::vector<char> read(PIECE);
+	ASSERT_TRUE(ReadHeldTailPiece(*cache, key, object.size, PIECE, tail, read.data(), stats));
+	EXPECT_TRUE(object.Holds(tail, read));
+	ASSERT_TRUE(ReadHeldTailPiece(*cache, key, object.size, PIECE, footer, read.data(), stats));
+	read.resize(footer.length);
+	EXPECT_TRUE(object.Holds(footer, read));
+	read.resize(PIECE + 1);
+	EXPECT_FALSE(ReadHeldTailPiece(*cache, key, object.size, PIECE + 1, ByteRange {object.size - PIECE - 1, PIECE + 1},
+	                               read.data(), stats))
+	    << "a piece of another length";
+	EXPECT_FALSE(
+	    ReadHeldTailPiece(*cache, key, object.size, PIECE, ByteRange {object.size - PIECE - 1, 10}, read.data(), stats))
+	    << "bytes before the piece";
+	EXPECT_EQ(stats.Snapshot().Get(Counter::CACHE_MISSES), 0u);
+	// The last block is not held: the piece stands for its end alone.
+	Read(object, ByteRange {object.size - 100, 100});
+	ASSERT_EQ(object.fetched.size(), 1u);
+	EXPECT_EQ(object.fetched[0].offset, 3 * BLOCK);
+}

@@ -199,4 +199,36 @@ bool FillBlockCache(BlockCache &cache, const CacheKey &key, uint64_t object_size
 	return true;
 }
 
+uint64_t TailPieceIndex(uint64_t length) {
+	// Far past any block of an object (an index is its offset over 256 KiB).
+	return (uint64_t(1) << 62) + length;
+}
+
+bool ReadHeldTailPiece(BlockCache &cache, const CacheKey &key, uint64_t object_size, uint64_t piece_length,
+                       const ByteRange &range, char *destination, IoStats &stats) {
+	if (piece_length == 0 || piece_length > std::min(BLOCK, object_size) || range.offset < object_size - piece_length ||
+	    range.End() > object_size) {
+		return false;
+	}
+	std::unique_ptr<char[]> piece(new char[piece_length]);
+	if (!cache.Get(key, TailPieceIndex(piece_length), piece_length, piece.get())) {
+		return false;
+	}
+	CopyOverlap(ByteRange {object_size - piece_length, piece_length}, piece.get(), range, destination);
+	stats.Add(Counter::CACHE_HITS);
+	stats.Add(Counter::CACHE_BYTES_SERVED, range.length);
+	return true;
+}
+
+bool FillTailPiece(BlockCache &cache, const CacheKey &key, uint64_t object_size, uint64_t piece_length,
+                   const ByteRange &held, const char *bytes) {
+	if (piece_length == 0 || piece_length > std::min(BLOCK, object_size) || held.End() != object_size ||
+	    held.length < piece_length) {
+		return true;
+	}
+	std::shared_ptr<char> piece(new char[piece_length], std::default_delete<char[]>());
+	std::memcpy(piece.get(), bytes + (held.length - piece_length), piece_length);
+	return cache.PutInBackground(key, TailPieceIndex(piece_length), std::move(piece), piece_length);
+}
+
 } // namespace httpfs2

@@ -8,7 +8,8 @@
 //
 // On disk, under the directory given:
 //
-//   httpfs2-blocks-v1/<2 hex>/<16 hex>/<index>.blk    block <index> of one object version (core/cache/block_file)
+//   httpfs2-blocks-v1/<2 hex>/<16 hex>/<index>.blk    block <index> of one object version (core/cache/block_file), or
+//                                                    its tail piece (an index past any block: TailPieceIndex)
 //   httpfs2-blocks-v1/<2 hex>/<16 hex>/tmp-<pid>-<n>  a block being written, renamed onto its .blk name when done
 //
 //   httpfs2-versions-v1/...                          the versions learnt of objects (core/cache/version_records)
