@@ -5,12 +5,13 @@ here, and requests are counted in versitygw's access log."""
 
 import pytest
 
+from rig.s3rig import read_bytes
 from test_cache import cache_setup, read_counting_requests, read_in_child
 
 FILES = 6
 BLOCK = 256 * 1024  # BlockCache::BLOCK_SIZE
-# Uncompressed files of ~1.3 and ~1.1 MiB whose last block (holding the footer) is ~36 KiB (a footer fetched ahead is
-# widened to it) or ~121 KiB (over the 64 KiB probe: the footer is fetched as asked, its block whole in the background).
+# Uncompressed files of ~1.3 and ~1.1 MiB whose last block (holding the footer) is ~36 KiB or ~121 KiB (over the 64 KiB
+# probe): either way a footer fetched ahead is fetched as asked and kept as the file's tail piece, not widened.
 # Values from BASE on all have 6 digits, so every file of a size has the same length.
 ROWS = (57500, 50000)
 BASE = 100000
@@ -115,3 +116,25 @@ def test_a_trusted_warm_file_list_makes_no_request(rig, glob_files, tmp_path):
     trusted, requests = read_counting_requests(rig, [url], trusting, query=query)
     assert trusted["shas"] == [total] and requests == {}, requests
     assert trusted["stats"]["cache_versions_trusted"] >= FILES and trusted["stats"]["cache_misses"] == 0
+
+
+def test_a_cold_glob_with_the_cache_costs_what_it_costs_without(rig, glob_files, tmp_path):
+    """The cache fills from what a cold query fetches anyway: a footer fetched ahead is kept as asked, as the file's
+    tail piece (before, over the probe's 64 KiB, its block was fetched again in the background: one request more per
+    file, and the block's other bytes), and reads that miss one block at once share one fetch. So a cold glob makes
+    no more requests than without the cache, and fetches little more (the reads widened to whole blocks)."""
+    url, total, _ = glob_files
+    cached = cache_setup(tmp_path / "cache")
+    plain = [statement for statement in cached if "httpfs2_cache_" not in statement]
+    runs = {}
+    for name, setup in (("off", plain), ("cold", cached)):
+        before = read_bytes(rig.toxiproxy.pid)
+        out, requests = read_counting_requests(rig, [url], setup, query=GLOB_QUERY, settle=True)
+        assert out["shas"] == [total]
+        runs[name] = (requests, read_bytes(rig.toxiproxy.pid) - before)
+    (off_requests, off_bytes), (cold_requests, cold_bytes) = runs["off"], runs["cold"]
+    assert cold_requests.get("ListObjectsV2", 0) == off_requests.get("ListObjectsV2", 0) == 1
+    assert cold_requests.get("GetObject", 0) <= off_requests.get("GetObject", 0), (cold_requests, off_requests)
+    # These files' columns are all read: what the blocks widen their reads by is small beside them (before: 10% more,
+    # each footer's block fetched again).
+    assert off_bytes > 0 and cold_bytes <= off_bytes * 1.05, (cold_bytes, off_bytes)

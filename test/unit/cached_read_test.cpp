@@ -6,9 +6,14 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace httpfs2;
@@ -44,6 +49,43 @@ struct FakeObject {
 	std::vector<ByteRange> fetched;
 };
 
+//! A fetch of `object` that counts its calls and holds each until released; the first fails, with `fail_first`.
+struct HeldFetch {
+	explicit HeldFetch(FakeObject &object_p, bool fail_first_p = false) : object(object_p), fail_first(fail_first_p) {
+	}
+	BlockFetch Fetch() {
+		return [this](const ByteRange &range, char *destination, CacheKey &key) {
+			std::unique_lock<std::mutex> guard(lock);
+			auto call = ++calls;
+			changed.notify_all();
+			changed.wait(guard, [this]() { return released; });
+			if (fail_first && call == 1) {
+				throw std::runtime_error("the first fetch failed");
+			}
+			object.Fetch()(range, destination, key); // under the lock: `fetched` is one vector
+		};
+	}
+	bool WaitForCalls(int count) {
+		std::unique_lock<std::mutex> guard(lock);
+		return changed.wait_for(guard, std::chrono::seconds(10), [&]() { return calls >= count; });
+	}
+	void Release() {
+		std::lock_guard<std::mutex> guard(lock);
+		released = true;
+		changed.notify_all();
+	}
+	int Calls() {
+		std::lock_guard<std::mutex> guard(lock);
+		return calls;
+	}
+	FakeObject &object;
+	const bool fail_first;
+	std::mutex lock;
+	std::condition_variable changed;
+	int calls = 0;
+	bool released = false;
+};
+
 class CachedReadTest : public ::testing::Test {
 protected:
 	void SetUp() override {
@@ -62,6 +104,14 @@ protected:
 		EXPECT_TRUE(ReadThroughBlockCache(*cache, key, object.size, range, bytes.data(), stats, object.Fetch()));
 		EXPECT_TRUE(object.Holds(range, bytes));
 		return bytes;
+	}
+	//! Waits until `count` blocks were missed (a second read got past its look in the cache), then a moment more.
+	void WaitForMisses(uint64_t count) {
+		auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+		while (stats.Snapshot().Get(Counter::CACHE_MISSES) < count && std::chrono::steady_clock::now() < deadline) {
+			std::this_thread::sleep_for(std::chrono::milliseconds(5));
+		}
+		std::this_thread::sleep_for(std::chrono::milliseconds(200));
 	}
 	std::string folder;
 	std::unique_ptr<BlockCache> cache;
@@ -203,4 +253,137 @@ TEST_F(CachedReadTest, HeldBlocksAloneServeAReadAndAMissingOneFetchesNothing) {
 	EXPECT_EQ(object.fetched.size(), fetched);
 	CacheKey other {key.path, "etag=\"def\";size=1"};
 	EXPECT_FALSE(ReadHeldBlocks(*cache, other, object.size, across, bytes.data(), stats)) << "another version";
+}
+
+TEST_F(CachedReadTest, TwoReadsMissingTheSameBlockAtOnceShareOneFetch) {
+	FakeObject object(3 * BLOCK);
+	HeldFetch held(object);
+	ByteRange first_read {BLOCK + 10, 100};
+	ByteRange second_read {BLOCK + 5000, 3000};
+	std::vector<char> first_bytes(first_read.length), second_bytes(second_read.length);
+	std::thread first([&]() {
+		ReadThroughBlockCache(*cache, key, object.size, first_read, first_bytes.data(), stats, held.Fetch());
+	});
+	ASSERT_TRUE(held.WaitForCalls(1));
+	std::thread second([&]() {
+		ReadThroughBlockCache(*cache, key, object.size, second_read, second_bytes.data(), stats, held.Fetch());
+	});
+	WaitForMisses(2);
+	EXPECT_EQ(held.Calls(), 1) << "the second read sent a fetch of a block being fetched";
+	held.Release();
+	first.join();
+	second.join();
+	EXPECT_EQ(held.Calls(), 1);
+	EXPECT_TRUE(object.Holds(first_read, first_bytes));
+	EXPECT_TRUE(object.Holds(second_read, second_bytes));
+	EXPECT_EQ(stats.Snapshot().Get(Counter::CACHE_FETCHES_SHARED), 1u);
+	EXPECT_EQ(cache->Fetching().Count(), 0u);
+}
+
+TEST_F(CachedReadTest, AReadWaitingOnAFetchThatFailsFetchesTheBlockItself) {
+	FakeObject object(3 * BLOCK);
+	HeldFetch held(object, true);
+	ByteRange read {2 * BLOCK + 1, 50};
+	std::vector<char> first_bytes(read.length), second_bytes(read.length);
+	bool first_failed = false;
+	std::thread first([&]() {
+		try {
+			ReadThroughBlockCache(*cache, key, object.size, read, first_bytes.data(), stats, held.Fetch());
+		} catch (std::runtime_error &) {
+			first_failed = true;
+		}
+	});
+	ASSERT_TRUE(held.WaitForCalls(1));
+	std::thread second(
+	    [&]() { ReadThroughBlockCache(*cache, key, object.size, read, second_bytes.data(), stats, held.Fetch()); });
+	WaitForMisses(2);
+	EXPECT_EQ(held.Calls(), 1);
+	held.Release();
+	first.join();
+	second.join();
+	EXPECT_TRUE(first_failed);
+	EXPECT_EQ(held.Calls(), 2) << "the waiting read fetched the block once the fetch it waited on failed";
+	EXPECT_TRUE(object.Holds(read, second_bytes));
+	EXPECT_EQ(stats.Snapshot().Get(Counter::CACHE_FETCHES_SHARED), 0u);
+	EXPECT_EQ(cache->Fetching().Count(), 0u);
+}
+
+TEST_F(CachedReadTest, AReadSpanningABlockBeingFetchedFetchesOnlyTheOthers) {
+	FakeObject object(4 * BLOCK);
+	HeldFetch held(object);
+	std::vector<char> first_bytes(BLOCK), second_bytes(2 * BLOCK);
+	std::thread first([&]() {
+		ReadThroughBlockCache(*cache, key, object.size, ByteRange {BLOCK, BLOCK}, first_bytes.data(), stats,
+		                      held.Fetch());
+	});
+	ASSERT_TRUE(held.WaitForCalls(1));
+	// Blocks 1 and 2: block 1 is being fetched, block 2 is this read's alone.
+	std::thread second([&]() {
+		ReadThroughBlockCache(*cache, key, object.size, ByteRange {BLOCK + 100, 2 * BLOCK - 200}, second_bytes.data(),
+		                      stats, held.Fetch());
+	});
+	ASSERT_TRUE(held.WaitForCalls(2));
+	held.Release();
+	first.join();
+	second.join();
+	ASSERT_EQ(object.fetched.size(), 2u);
+	EXPECT_EQ(object.fetched[0].length + object.fetched[1].length, 2 * BLOCK) << "blocks 1 and 2, each once";
+	EXPECT_TRUE(object.Holds(ByteRange {BLOCK, BLOCK}, first_bytes));
+	second_bytes.resize(2 * BLOCK - 200);
+	EXPECT_TRUE(object.Holds(ByteRange {BLOCK + 100, 2 * BLOCK - 200}, second_bytes));
+}
+
+TEST_F(CachedReadTest, HeldBlocksWaitForABlockBeingFetched) {
+	FakeObject object(2 * BLOCK);
+	HeldFetch held(object);
+	std::vector<char> fetched_bytes(100), held_bytes(100);
+	std::thread fetching([&]() {
+		ReadThroughBlockCache(*cache, key, object.size, ByteRange {BLOCK, 100}, fetched_bytes.data(), stats,
+		                      held.Fetch());
+	});
+	ASSERT_TRUE(held.WaitForCalls(1));
+	EXPECT_FALSE(ReadHeldBlocks(*cache, key, object.size, ByteRange {0, 100}, held_bytes.data(), stats))
+	    << "block 0 is neither held nor being fetched";
+	bool served = false;
+	std::thread waiting([&]() {
+		served = ReadHeldBlocks(*cache, key, object.size, ByteRange {BLOCK + 50, 100}, held_bytes.data(), stats);
+	});
+	std::this_thread::sleep_for(std::chrono::milliseconds(300));
+	held.Release();
+	fetching.join();
+	waiting.join();
+	EXPECT_TRUE(served);
+	EXPECT_TRUE(object.Holds(ByteRange {BLOCK + 50, 100}, held_bytes));
+	EXPECT_EQ(held.Calls(), 1);
+}
+
+TEST_F(CachedReadTest, ATailPieceServesReadsWithinItAndIsNoBlock) {
+	FakeObject object(3 * BLOCK + 1000);
+	constexpr uint64_t PIECE = 16384;
+	ByteRange tail {object.size - PIECE, PIECE};
+	std::vector<char> bytes(PIECE);
+	for (uint64_t i = 0; i < PIECE; i++) {
+		bytes[i] = object.ByteAt(tail.offset + i);
+	}
+	ASSERT_TRUE(FillTailPiece(*cache, key, object.size, PIECE, tail, bytes.data()));
+	cache->Flush();
+	ByteRange footer {object.size - 8, 8};
+	std::vector<char> read(PIECE);
+	ASSERT_TRUE(ReadHeldTailPiece(*cache, key, object.size, PIECE, tail, read.data(), stats));
+	EXPECT_TRUE(object.Holds(tail, read));
+	ASSERT_TRUE(ReadHeldTailPiece(*cache, key, object.size, PIECE, footer, read.data(), stats));
+	read.resize(footer.length);
+	EXPECT_TRUE(object.Holds(footer, read));
+	read.resize(PIECE + 1);
+	EXPECT_FALSE(ReadHeldTailPiece(*cache, key, object.size, PIECE + 1, ByteRange {object.size - PIECE - 1, PIECE + 1},
+	                               read.data(), stats))
+	    << "a piece of another length";
+	EXPECT_FALSE(
+	    ReadHeldTailPiece(*cache, key, object.size, PIECE, ByteRange {object.size - PIECE - 1, 10}, read.data(), stats))
+	    << "bytes before the piece";
+	EXPECT_EQ(stats.Snapshot().Get(Counter::CACHE_MISSES), 0u);
+	// The last block is not held: the piece stands for its end alone.
+	Read(object, ByteRange {object.size - 100, 100});
+	ASSERT_EQ(object.fetched.size(), 1u);
+	EXPECT_EQ(object.fetched[0].offset, 3 * BLOCK);
 }

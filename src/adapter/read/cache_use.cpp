@@ -1,5 +1,7 @@
 #include "adapter/read/cache_use.hpp"
 
+#include "core/cache/cached_read.hpp"
+#include "core/formats/parquet_layout.hpp"
 #include "duckdb/logging/logger.hpp"
 
 #include "duckdb/main/client_context.hpp"
@@ -76,7 +78,8 @@ bool TrustedAndTailHeld(ExtensionState &state, const IoSettings &settings, const
 		return false;
 	}
 	auto cache = state.CacheFor(settings, error);
-	return cache && cache->Holds(key, (trusted.size - 1) / BlockCache::BLOCK_SIZE);
+	return cache && (cache->Holds(key, (trusted.size - 1) / BlockCache::BLOCK_SIZE) ||
+	                 cache->Holds(key, TailPieceIndex(ParquetFooter::DuckDBTailReadSize(trusted.size))));
 }
 
 void FillInBackground(IoPool &pool, std::shared_ptr<CheckedRangeReader> reader, const ByteRange &range) {

@@ -193,6 +193,8 @@ void ReadOpener::CacheTail(const string &path, const ObjectTail &tail, const IoS
 	}
 	// A refusal (writes failing) is the range reader's to report, at this file's first read through the cache.
 	FillBlockCache(*cache, key, tail.version.size, tail.range, tail.bytes.data());
+	FillTailPiece(*cache, key, tail.version.size, ParquetFooter::DuckDBTailReadSize(tail.version.size), tail.range,
+	              tail.bytes.data());
 	auto first = tail.range.offset / BlockCache::BLOCK_SIZE;
 	if (tail.range.offset % BlockCache::BLOCK_SIZE == 0 || cache->Holds(key, first)) {
 		return;

@@ -4,6 +4,7 @@
 #include "adapter/common/session_settings.hpp"
 
 #include "core/cache/cached_read.hpp"
+#include "core/formats/parquet_layout.hpp"
 #include "core/requests/http_parts.hpp"
 #include "core/requests/retry_policy.hpp"
 #include "core/requests/s3_request.hpp"
@@ -293,33 +294,57 @@ bool CheckedRangeReader::CacheKeyFor(const string &path, const ExpectedVersion &
 	return true;
 }
 
+uint64_t CheckedRangeReader::TailPieceLength() {
+	return ParquetFooter::DuckDBTailReadSize(Expected().size);
+}
+
 void CheckedRangeReader::Read(const ByteRange &range, char *destination) {
 	CacheKey key;
 	if (!cache_on || !CacheKeyOf(key)) {
 		ReadFromStore(range, destination);
 		return;
 	}
+	auto size = Expected().size;
+	if (range.End() == size && ReadHeldTailPiece(*cache, key, size, TailPieceLength(), range, destination, stats)) {
+		return;
+	}
 	auto fetch = [this](const ByteRange &span, char *bytes, CacheKey &proven) {
 		ReadFromStore(span, bytes);
 		CacheKeyOf(proven);
 	};
-	if (!ReadThroughBlockCache(*cache, key, Expected().size, range, destination, stats, fetch) &&
-	    cache_on.exchange(false)) {
+	if (!ReadThroughBlockCache(*cache, key, size, range, destination, stats, fetch)) {
+		CacheRefused();
+	}
+}
+
+void CheckedRangeReader::CacheRefused() {
+	if (cache_on.exchange(false)) {
 		warn_cache_failed("blocks could not be written: " + cache->LastWriteError());
 	}
 }
 
 bool CheckedRangeReader::ReadNarrow(const ByteRange &range, char *destination) {
 	CacheKey key;
-	if (!cache_on || !CacheKeyOf(key) || BlockSpan(range, Expected().size).length <= PROBE_BYTES) {
-		Read(range, destination);
+	if (!cache_on || !CacheKeyOf(key)) {
+		ReadFromStore(range, destination);
 		return true;
 	}
-	if (ReadHeldBlocks(*cache, key, Expected().size, range, destination, stats)) {
+	auto size = Expected().size;
+	bool tail = range.End() == size && range.length <= BlockCache::BLOCK_SIZE;
+	if ((tail && ReadHeldTailPiece(*cache, key, size, range.length, range, destination, stats)) ||
+	    ReadHeldBlocks(*cache, key, size, range, destination, stats)) {
 		return true;
 	}
 	ReadFromStore(range, destination);
-	return false;
+	if (!tail) {
+		return false;
+	}
+	stats.Add(Counter::CACHE_MISSES);
+	CacheKeyOf(key); // the version the answer proved, as a read through the cache keys its blocks
+	if (!FillTailPiece(*cache, key, size, range.length, range, destination)) {
+		CacheRefused();
+	}
+	return true;
 }
 
 void CheckedRangeReader::ReadWindowed(const ByteRange &range, char *destination) {

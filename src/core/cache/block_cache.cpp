@@ -268,6 +268,10 @@ VersionRecords &BlockCache::Versions() {
 	return versions;
 }
 
+FetchingBlocks &BlockCache::Fetching() {
+	return fetching;
+}
+
 bool BlockCache::RecordVersion(const std::string &path, const std::string &version, int64_t learnt_ns) {
 	if (!versions.Record(path, version, learnt_ns)) {
 		return false;

@@ -32,8 +32,8 @@ void AttachBlockCache(ExtensionState &state, IoStats &stats, CheckedRangeReader 
 //! `version`; false without a window, a record, or a cache.
 bool FindTrustedVersion(ExtensionState &state, const IoSettings &settings, const std::string &path,
                         ObjectVersion &version);
-//! Whether `path` opens at a trusted version (FindTrustedVersion) whose last block the cache holds: its open and the
-//! read of its footer make no request, so nothing is to be fetched ahead of it.
+//! Whether `path` opens at a trusted version (FindTrustedVersion) whose last block or tail piece the cache holds: its
+//! open and the read of its footer make no request, so nothing is to be fetched ahead of it.
 bool TrustedAndTailHeld(ExtensionState &state, const IoSettings &settings, const std::string &path);
 
 //! Reads `range` through `reader` (which uses the cache) on `pool`, off the caller's path, and drops the bytes: the

@@ -103,10 +103,10 @@ public:
 	//! request; otherwise it is fetched widened to whole blocks, which are handed to the cache's background writer
 	//! (the read does not wait for the disk).
 	void Read(const ByteRange &range, char *destination);
-	//! As Read, but a read the cache does not hold whole is widened to whole blocks only while they fit in PROBE_BYTES
-	//! (one request of about the same cost, whose blocks fill the cache); a wider span is read exactly from the store,
-	//! the cache not filled (a footer fetched ahead: widened, a probe and the rest, one after the other). False for
-	//! that last case alone: the caller may fill the blocks later, off its path.
+	//! As Read, but a read the cache does not hold is not widened to whole blocks: it is read exactly from the store.
+	//! The object's tail (a footer fetched ahead) is then kept as its tail piece (TailPieceIndex), which serves it
+	//! next time; any other range is not cached, and false says so: the caller may fill its blocks later, off its path.
+	//! A tail piece serves Read too (DuckDB's first read of a footer).
 	bool ReadNarrow(const ByteRange &range, char *destination);
 	//! As Read without the block cache, for a buffered handle's window (ReadWindow): while the path's ranges are not
 	//! confirmed, the first request asks for the whole range rather than its first PROBE_BYTES (httpfs's handle asks a
@@ -149,6 +149,10 @@ private:
 	//! Read without the cache; the first request of a path whose ranges are not confirmed asks for at most
 	//! `probe_bytes` of `range`.
 	void ReadFromStore(const ByteRange &range, char *destination, uint64_t probe_bytes = PROBE_BYTES);
+	//! Turns the cache off for this reader, telling `warn_cache_failed` once: the cache refused blocks.
+	void CacheRefused();
+	//! The bytes at the object's end kept as its tail piece: what DuckDB reads first of a Parquet file of its size.
+	uint64_t TailPieceLength();
 	//! The key of the version read in the block cache: the path with its strong ETag and size, or, for an object
 	//! without an ETag, its size and Last-Modified (a weaker proof); false when the version has neither, or the path
 	//! has a query (which may carry a credential).

@@ -8,7 +8,8 @@
 //
 // On disk, under the directory given:
 //
-//   httpfs2-blocks-v1/<2 hex>/<16 hex>/<index>.blk    block <index> of one object version (core/cache/block_file)
+//   httpfs2-blocks-v1/<2 hex>/<16 hex>/<index>.blk    block <index> of one object version (core/cache/block_file), or
+//                                                    its tail piece (an index past any block: TailPieceIndex)
 //   httpfs2-blocks-v1/<2 hex>/<16 hex>/tmp-<pid>-<n>  a block being written, renamed onto its .blk name when done
 //
 //   httpfs2-versions-v1/...                          the versions learnt of objects (core/cache/version_records)
@@ -37,6 +38,7 @@
 
 #include "core/cache/block_file.hpp"
 #include "core/cache/block_writer.hpp"
+#include "core/cache/fetching_blocks.hpp"
 #include "core/cache/version_records.hpp"
 #include "core/common/thread_annotations.hpp"
 
@@ -132,6 +134,8 @@ public:
 	bool Holds(const CacheKey &key, uint64_t index) const;
 	//! The versions learnt of objects, with when (for a trust window), in the same directory.
 	VersionRecords &Versions();
+	//! The blocks this process's reads are fetching now (core/cache/cached_read waits for them).
+	FetchingBlocks &Fetching();
 	//! Versions().Record, the record counted against the bound (and evicted with the blocks, oldest first).
 	bool RecordVersion(const std::string &path, const std::string &version, int64_t learnt_ns);
 	uint64_t MaxBytes() const;
@@ -171,6 +175,7 @@ private:
 	const std::string root;
 	const uint64_t max_bytes;
 	VersionRecords versions;
+	FetchingBlocks fetching;
 	//! Held bytes as this process counts them: the last scan's total plus its writes since.
 	std::atomic<uint64_t> counted_bytes {0};
 	std::atomic<int64_t> last_scan_ns {0};

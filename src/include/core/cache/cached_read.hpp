@@ -44,4 +44,20 @@ bool ReadHeldBlocks(BlockCache &cache, const CacheKey &key, uint64_t object_size
 bool FillBlockCache(BlockCache &cache, const CacheKey &key, uint64_t object_size, const ByteRange &held,
                     const char *bytes);
 
+//! The index under which the last `length` bytes of an object (at most a block's) are kept whole beside its blocks,
+//! named by their length: a footer fetched as asked, where widening it to its block would fetch the rest of that block
+//! for it alone (a cold glob of small files fetched half as much again for its footers' blocks).
+uint64_t TailPieceIndex(uint64_t length);
+
+//! Reads `range`, which lies within the last `piece_length` bytes of the object, from its tail piece of that length
+//! when the cache holds it (counted as a hit); false otherwise, with no miss counted.
+bool ReadHeldTailPiece(BlockCache &cache, const CacheKey &key, uint64_t object_size, uint64_t piece_length,
+                       const ByteRange &range, char *destination, IoStats &stats);
+
+//! Hands the last `piece_length` bytes of the object to the cache's writer, copied, as its tail piece, from `bytes`
+//! (the span `held` of the object, which must end with the object and cover them). False when the cache refuses
+//! blocks (as ReadThroughBlockCache).
+bool FillTailPiece(BlockCache &cache, const CacheKey &key, uint64_t object_size, uint64_t piece_length,
+                   const ByteRange &held, const char *bytes);
+
 } // namespace httpfs2

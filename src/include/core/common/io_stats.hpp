@@ -114,6 +114,8 @@ enum class Counter : size_t {
 	CACHE_FAILURES,
 	//! Opens at a version the block cache recorded within httpfs2_cache_trust_seconds: no request proved it.
 	CACHE_VERSIONS_TRUSTED,
+	//! Blocks a read missed and got from another read's fetch of them under way, with no request of its own.
+	CACHE_FETCHES_SHARED,
 	COUNT
 };
 
@@ -177,6 +179,7 @@ constexpr CounterSpec COUNTER_SPECS[] = {
     {Counter::CACHE_BYTES_SERVED, "cache_bytes_served"},
     {Counter::CACHE_FAILURES, "cache_failures"},
     {Counter::CACHE_VERSIONS_TRUSTED, "cache_versions_trusted"},
+    {Counter::CACHE_FETCHES_SHARED, "cache_fetches_shared"},
 };
 static_assert(sizeof(COUNTER_SPECS) / sizeof(COUNTER_SPECS[0]) == COUNTER_COUNT, "every counter needs a column");
 
