@@ -139,3 +139,47 @@ TEST(RequestAttempts, RefusedCredentialsAreSentAgainOnceWhenTheyChanged) {
 	EXPECT_EQ(asked, 2);
 	EXPECT_TRUE(changed.waits.empty());
 }
+
+//! Run: every attempt starts fresh, the outcome and the attempt returned are the last one's, and refresh is asked with
+//! the attempt that was refused.
+TEST(RequestAttempts, RunSendsFreshAttemptsUntilOneIsDoneOrTheRequestGivesUp) {
+	struct Attempt {
+		int number = 0;
+		uint64_t signed_with = 0;
+	};
+	std::vector<AttemptOutcome> outcomes {AttemptOutcome::FAILED, AttemptOutcome::CREDENTIALS_REFUSED,
+	                                      AttemptOutcome::THROTTLED, AttemptOutcome::DONE, AttemptOutcome::FAILED};
+	RecordedAttempts recorded(4);
+	int sent = 0;
+	std::vector<uint64_t> refreshed_after;
+	Attempt attempt;
+	auto outcome = recorded.attempts.Run(
+	    attempt,
+	    [&](Attempt &fresh) {
+		    EXPECT_EQ(fresh.number, 0) << "an attempt starts fresh";
+		    fresh.number = ++sent;
+		    fresh.signed_with = static_cast<uint64_t>(sent * 10);
+		    return outcomes[static_cast<size_t>(sent - 1)];
+	    },
+	    [&](const Attempt &refused) {
+		    refreshed_after.push_back(refused.signed_with);
+		    return true;
+	    });
+	EXPECT_EQ(outcome, AttemptOutcome::DONE);
+	EXPECT_EQ(sent, 4) << "the refused credentials' attempt is not counted: the fourth of four is the DONE one";
+	EXPECT_EQ(attempt.number, 4);
+	EXPECT_EQ(refreshed_after, (std::vector<uint64_t> {20}));
+
+	RecordedAttempts refused(4);
+	sent = 0;
+	outcome = refused.attempts.Run(
+	    attempt,
+	    [&](Attempt &fresh) {
+		    fresh.number = ++sent;
+		    return AttemptOutcome::REFUSED;
+	    },
+	    [](const Attempt &) { return true; });
+	EXPECT_EQ(outcome, AttemptOutcome::REFUSED);
+	EXPECT_EQ(sent, 1);
+	EXPECT_EQ(attempt.number, 1);
+}

@@ -386,23 +386,20 @@ void CheckedRangeReader::ReadWithRetries(const ByteRange &range, char *destinati
 		throw ReadsDeclined(path);
 	}
 	RequestAttempts attempts(backoff, max_attempts, throttle_listeners);
-	for (;;) {
-		Attempt attempt;
+	Attempt attempt;
+	auto send = [&](Attempt &sent) {
 		if (hedges) {
-			SendHedged(range, destination, attempt);
+			SendHedged(range, destination, sent);
 		} else {
-			Send(range, destination, attempt);
+			Send(range, destination, sent);
 		}
-		auto outcome = Judge(range, attempt);
-		if (outcome == AttemptOutcome::DONE) {
-			return;
-		}
-		auto refresh = [&]() {
-			return credentials && credentials->Refresh(attempt.signed_with, stats);
-		};
-		if (!attempts.Again(outcome, refresh)) {
-			Refuse(range, attempt);
-		}
+		return Judge(range, sent);
+	};
+	auto refresh = [&](const Attempt &refused) {
+		return credentials && credentials->Refresh(refused.signed_with, stats);
+	};
+	if (attempts.Run(attempt, send, refresh) != AttemptOutcome::DONE) {
+		Refuse(range, attempt);
 	}
 }
 

@@ -124,24 +124,22 @@ AttemptOutcome S3StandInGet::Judge(const Attempt &attempt) {
 S3StandInGet::Answer S3StandInGet::Send(const Sign &sign, uint64_t max_body) {
 	try {
 		RequestAttempts attempts(backoff, max_attempts, listeners);
-		for (;;) {
-			Attempt attempt;
+		Attempt attempt;
+		auto send = [&](Attempt &sent) {
 			if (hedges) {
-				SendHedged(sign, max_body, attempt);
+				SendHedged(sign, max_body, sent);
 			} else {
-				SendOnce(sign, max_body, attempt);
+				SendOnce(sign, max_body, sent);
 			}
-			auto outcome = Judge(attempt);
-			auto refresh = [&]() {
-				return credentials->Refresh(attempt.signed_with, stats);
-			};
-			if (outcome == AttemptOutcome::DONE || !attempts.Again(outcome, refresh)) {
-				if (outcome == AttemptOutcome::REFUSED) {
-					attempt.answer.response = nullptr;
-				}
-				return std::move(attempt.answer);
-			}
+			return Judge(sent);
+		};
+		auto refresh = [&](const Attempt &refused) {
+			return credentials->Refresh(refused.signed_with, stats);
+		};
+		if (attempts.Run(attempt, send, refresh) == AttemptOutcome::REFUSED) {
+			attempt.answer.response = nullptr;
 		}
+		return std::move(attempt.answer);
 	} catch (std::exception &) {
 		return Answer(); // the open goes on as without it
 	}

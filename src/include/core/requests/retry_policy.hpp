@@ -92,6 +92,19 @@ public:
 	//! After the current attempt came to `outcome`: true when another is to be sent, after the wait (slept here).
 	//! `refresh` is asked after a refusal of the credentials, at most once per request.
 	bool Again(AttemptOutcome outcome, const std::function<bool()> &refresh = nullptr);
+	//! The attempts of the request: `send` makes one into a fresh `attempt` and says what it came to, until one is
+	//! DONE or Again says no other is sent; `refresh(attempt)` looks the credentials up again after a refusal of those
+	//! `attempt` was signed with. Returns the last attempt's outcome, which `attempt` holds.
+	template <class ATTEMPT, class SEND, class REFRESH>
+	AttemptOutcome Run(ATTEMPT &attempt, SEND send, REFRESH refresh) {
+		for (;;) {
+			attempt = ATTEMPT();
+			auto outcome = send(attempt);
+			if (outcome == AttemptOutcome::DONE || !Again(outcome, [&]() { return refresh(attempt); })) {
+				return outcome;
+			}
+		}
+	}
 	//! The attempt being made: 1 for the first.
 	uint64_t Number() const {
 		return number;
