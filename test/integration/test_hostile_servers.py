@@ -36,7 +36,7 @@ from hostile import (
     url_of,
 )
 from rig import duckdb_connect, ducklake_extension, serve_http
-from test_uploads import open_multipart_uploads, stored
+from test_uploads import open_multipart_uploads, stored, stored_keys
 
 pytestmark = HOSTILE
 
@@ -625,6 +625,78 @@ def test_a_copy_that_outlives_its_session_token_follows_the_secret(
     assert refreshed >= 1
     assert left_open == [], left_open
     assert "token-2" not in str(stats(db.con))
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_an_upload_begun_with_an_expired_session_token_follows_the_secret(
+    request, connect, rig, hostile_s3, upload_local, client
+):
+    """A COPY in a transaction that saw the secret before the user replaced it (its session token expired since): the
+    upload's first request, CreateMultipartUpload, is refused (400 ExpiredToken), looks the secret up again and is
+    sent again, and the object is byte-equal to the local COPY. httpfs's httplib client leaves a POST's answer in the
+    request rather than the response: the store's error code is read from there (the COPY used to fail)."""
+    abort_open_uploads(rig)
+    key = f"{PREFIX}uploads/expired-begin-{client}.csv"
+    db = writer(connect, "httpfs2", client)
+    expirations = []
+    expire_the_session_token(db, rig, hostile_s3, expirations.append)
+    db.con.execute("BEGIN TRANSACTION")
+    db.con.execute("SELECT count(*) FROM duckdb_secrets()").fetchall()  # the transaction sees token-1 from here on
+    expirations[0]()
+    outcome = db.run(f"COPY ({UPLOAD_ROWS}) TO '{rig.url(key)}' (FORMAT csv)", proxy=hostile_s3)
+    committed = db.run("COMMIT", proxy=hostile_s3)
+    refused = [(r["method"], r["query"]) for r in hostile_s3.log if r["fault"] == "expiring_token"]
+    hostile_s3.mode = "normal"
+    fail_on_hang(outcome, "the COPY")
+    refreshed = stats(db.con)["credentials_refreshed"]
+    report(request, outcome=outcome.text(), commit=committed.text(), refused=refused, refreshed=refreshed)
+    assert outcome.error is None, outcome.text()
+    assert committed.error is None, committed.text()
+    assert refused and refused[0][0] == "POST" and "uploads" in refused[0][1], refused
+    assert refreshed >= 1
+    assert sha256(stored(rig, key)) == sha256(upload_local)
+    assert open_multipart_uploads(rig) == []
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_files_a_copy_opens_after_its_session_token_expired_start_from_the_fresh_credentials(
+    request, connect, rig, hostile_s3, tmp_path, client
+):
+    """A COPY that rotates to a new file every part and a bit (FILE_SIZE_BYTES): the session token its query began with
+    expires at the first file's first part, after the user replaced the secret with fresh credentials. That part is
+    refused, looks the secret up again and is sent again; the uploads of the files opened after it, which the query's
+    transaction still gives the old token, start from the fresh credentials: the refused requests are a few whatever
+    the number of files (they used to be one per file, the begin of each upload), and the files hold the rows."""
+    rows = "SELECT i, md5(i::VARCHAR) AS s FROM range(1200000) r(i)"
+    folder = f"{PREFIX}uploads/expiring-rotated-{client}"
+    for key in stored_keys(rig, folder + "/"):
+        rig.s3.delete_object(Bucket=rig.bucket, Key=key)
+    abort_open_uploads(rig)
+    sql = "SELECT count(*), sum(i), sum(hash(s)) FROM {rows}"
+    expected = duckdb.connect().execute(sql.format(rows=f"({rows})")).fetchall()
+    db = writer(connect, "httpfs2", client)
+    expire_the_session_token(db, rig, hostile_s3, lambda expire: hostile_s3.on_part(1, expire))
+    outcome = db.run(
+        f"COPY ({rows}) TO '{rig.url(folder)}' (FORMAT csv, FILE_SIZE_BYTES {PART + (1 << 20)})", proxy=hostile_s3
+    )
+    counts = hostile_s3.counts
+    hostile_s3.mode = "normal"
+    fail_on_hang(outcome, "the COPY")
+    refused = [(r["method"], r["query"]) for r in hostile_s3.log if r["fault"] == "expiring_token"]
+    files = stored_keys(rig, folder + "/")
+    refreshed = stats(db.con)["credentials_refreshed"]
+    report(request, outcome=outcome.text(), refused=len(refused), refreshed=refreshed, files=len(files))
+    assert outcome.error is None, outcome.text()
+    assert counts.get("hit:expiring_token", 0) >= 1, "the token never expired during the COPY"
+    assert len(files) >= 6, files
+    for key in files:
+        (tmp_path / key.rsplit("/", 1)[1]).write_bytes(stored(rig, key))
+    answer = duckdb.connect().execute(sql.format(rows=f"read_csv('{tmp_path}/*.csv')")).fetchall()
+    assert answer == expected
+    # The requests in flight when the first part was refused (one writer: that part, perhaps the next file's begin).
+    assert len(refused) <= 3 < len(files), refused
+    assert refreshed <= 3, refreshed
+    assert open_multipart_uploads(rig) == []
 
 
 def parquet_files(rig, tmp_path, folder: str, files: int):
