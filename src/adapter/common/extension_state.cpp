@@ -46,7 +46,8 @@ ExtensionState::ExtensionState(std::shared_ptr<BufferAllocator> allocator)
     : read_ahead_budget(IoSettings().read_ahead_memory_limit_bytes, std::move(allocator)),
       upload_budget(std::make_shared<UploadBudget>(IoSettings().write_memory_limit_bytes)),
       io_pool(IoSettings().io_threads), upload_pool(StreamController::MAX_STREAMS), request_threads(REQUEST_THREADS),
-      upload_request_threads(2 * StreamController::MAX_STREAMS) {
+      upload_request_threads(2 * StreamController::MAX_STREAMS),
+      credential_replacements(std::make_shared<CredentialReplacements>()) {
 }
 
 std::shared_ptr<ExtensionState> ExtensionState::GetOrCreate(duckdb::DatabaseInstance &db) {

@@ -1,5 +1,6 @@
 #include "adapter/stores/s3_signing.hpp"
 
+#include "adapter/common/extension_state.hpp"
 #include "duckdb/main/client_context.hpp"
 #include "duckdb/main/client_data.hpp"
 #include "duckdb/main/connection.hpp"
@@ -56,6 +57,45 @@ const duckdb::KeyValueSecret *FindS3Secret(const string &path, optional_ptr<File
 	}
 	return nullptr;
 }
+
+//! `field` appended to `text` with its length in front, so that no two lists of fields read the same.
+void AppendField(string &text, const string &field) {
+	text += std::to_string(field.size());
+	text += ':';
+	text += field;
+}
+
+//! What tells the secret of `match` from another: its storage, type, name (case-insensitive, as DuckDB's) and scope.
+string SecretIdentity(const duckdb::SecretMatch &match) {
+	auto &secret = match.GetSecret();
+	string identity;
+	AppendField(identity, match.secret_entry->storage_mode);
+	// A string on DuckDB 1.5, an Identifier on 2.0: both convert to one explicitly.
+	AppendField(identity, duckdb::StringUtil::Lower(static_cast<const string &>(secret.GetType())));
+	AppendField(identity, duckdb::StringUtil::Lower(static_cast<const string &>(secret.GetName())));
+	for (auto &prefix : secret.GetScope()) {
+		AppendField(identity, prefix);
+	}
+	return identity;
+}
+
+//! Whether credentials looked up again sign for what `refused` signed for: the same secret, endpoint and region.
+bool SameUse(const S3Credentials &refused, const S3Credentials &fresh) {
+	return refused.secret_identity == fresh.secret_identity && refused.endpoint == fresh.endpoint &&
+	       refused.region == fresh.region && refused.url_style == fresh.url_style && refused.use_ssl == fresh.use_ssl &&
+	       refused.kms_key_id == fresh.kms_key_id;
+}
+
+//! The SHA-256 of `credentials`' keys and use: how CredentialReplacements knows them, never in clear.
+string Fingerprint(const S3Credentials &credentials) {
+	string text;
+	for (auto field : {&credentials.secret_identity, &credentials.endpoint, &credentials.region, &credentials.url_style,
+	                   &credentials.kms_key_id, &credentials.key_id, &credentials.secret, &credentials.session_token}) {
+		AppendField(text, *field);
+	}
+	text += credentials.use_ssl ? '1' : '0';
+	return Tls::ComputeSha256Hash(text);
+}
 } // namespace
 
 bool S3Credentials::Read(const string &path, optional_ptr<FileOpener> opener, S3Credentials &out) {
@@ -64,6 +104,7 @@ bool S3Credentials::Read(const string &path, optional_ptr<FileOpener> opener, S3
 	if (!secret) {
 		return false;
 	}
+	out.secret_identity = SecretIdentity(match);
 	auto text = [&](const char *key, const char *setting) {
 		auto value = secret->TryGetValue(key);
 		if (value.IsNull() && !FileOpener::TryGetCurrentSetting(opener, setting, value)) {
@@ -144,11 +185,31 @@ S3CredentialSource::S3CredentialSource(string path_p, S3Credentials credentials_
 	auto context = FileOpener::TryGetClientContext(opener);
 	if (context) {
 		client_context = context->shared_from_this();
+		replacements = ExtensionState::Get(*context->db)->credential_replacements;
+		std::lock_guard<std::mutex> guard(lock);
+		FollowReplacementsLocked();
 	}
+}
+
+bool S3CredentialSource::FollowReplacementsLocked() const {
+	if (!replacements || replacements->Changes() == replacements_seen) {
+		return false;
+	}
+	replacements_seen = replacements->Changes();
+	SigningKeys keys;
+	if (!replacements->Follow(Fingerprint(credentials), keys)) {
+		return false;
+	}
+	credentials.key_id = std::move(keys.key_id);
+	credentials.secret = std::move(keys.secret);
+	credentials.session_token = std::move(keys.session_token);
+	generation++;
+	return true;
 }
 
 S3Credentials S3CredentialSource::Current(uint64_t &generation_out) const {
 	std::lock_guard<std::mutex> guard(lock);
+	FollowReplacementsLocked();
 	generation_out = generation;
 	return credentials;
 }
@@ -156,8 +217,9 @@ S3Credentials S3CredentialSource::Current(uint64_t &generation_out) const {
 bool S3CredentialSource::Refresh(uint64_t signed_with, IoStats &stats) {
 	{
 		std::lock_guard<std::mutex> guard(lock);
+		FollowReplacementsLocked();
 		if (generation != signed_with) {
-			return true; // another request's refusal refreshed them meanwhile
+			return true; // another request's refusal refreshed them meanwhile (this source's or another's)
 		}
 	}
 	auto context = client_context.lock();
@@ -187,6 +249,10 @@ bool S3CredentialSource::Refresh(uint64_t signed_with, IoStats &stats) {
 	if (fresh.key_id == credentials.key_id && fresh.secret == credentials.secret &&
 	    fresh.session_token == credentials.session_token) {
 		return false; // the same credentials: the refusal stands
+	}
+	if (replacements && SameUse(credentials, fresh)) {
+		replacements->Record(Fingerprint(credentials), Fingerprint(fresh),
+		                     SigningKeys {fresh.key_id, fresh.secret, fresh.session_token});
 	}
 	credentials = std::move(fresh);
 	generation++;

@@ -66,7 +66,7 @@ unique_ptr<duckdb::HTTPResponse> UploadRequests::SendAttempts(const MakeRequest 
 		// httpfs throws what it would retry (no answer, 5xx, 429...) and answers a refusal (403, 404...).
 		try {
 			response = log.Send(http, request, &client);
-			outcome = Judge(response.get());
+			outcome = Judge(response.get(), request);
 		} catch (duckdb::IOException &error) {
 			failure = std::current_exception();
 			outcome = IsThrottling(HttpStatusOf(error)) ? AttemptOutcome::THROTTLED : AttemptOutcome::FAILED;
@@ -87,7 +87,7 @@ unique_ptr<duckdb::HTTPResponse> UploadRequests::SendAttempts(const MakeRequest 
 			continue;
 		}
 		if (!failure) {
-			Check(response.get(), what); // throws: the answer is a refusal
+			Check(response.get(), request, what); // throws: the answer is a refusal
 		}
 		try {
 			std::rethrow_exception(failure);
@@ -102,7 +102,7 @@ unique_ptr<duckdb::HTTPResponse> UploadRequests::SendIdempotent(const MakeReques
 	return SendAttempts(make, what, 1, in_doubt);
 }
 
-AttemptOutcome UploadRequests::Judge(const duckdb::HTTPResponse *response) {
+AttemptOutcome UploadRequests::Judge(const duckdb::HTTPResponse *response, const duckdb::BaseRequest &request) {
 	if (!response) {
 		return AttemptOutcome::FAILED;
 	}
@@ -110,7 +110,7 @@ AttemptOutcome UploadRequests::Judge(const duckdb::HTTPResponse *response) {
 		return AttemptOutcome::DONE;
 	}
 	auto status = static_cast<int>(response->status);
-	if (RefusesCredentials(status, XmlElement(response->body, "Code"))) {
+	if (RefusesCredentials(status, XmlElement(AnswerBody(*response, request), "Code"))) {
 		return AttemptOutcome::CREDENTIALS_REFUSED;
 	}
 	// Answered, not thrown: httpfs would not retry it either.
@@ -121,13 +121,21 @@ void UploadRequests::Rethrow(const std::exception &error, duckdb::BaseRequest &r
 	RethrowWithContext(error, "httpfs2: " + what + " of '" + path + "' failed: ", request.url);
 }
 
-void UploadRequests::Check(duckdb::HTTPResponse *response, const string &what) {
+const string &UploadRequests::AnswerBody(const duckdb::HTTPResponse &response, const duckdb::BaseRequest &request) {
+	// httpfs's httplib client leaves a POST's answer in the request's buffer, not in the response.
+	if (response.body.empty() && request.type == duckdb::RequestType::POST_REQUEST) {
+		return static_cast<const duckdb::PostRequestInfo &>(request).buffer_out;
+	}
+	return response.body;
+}
+
+void UploadRequests::Check(duckdb::HTTPResponse *response, const duckdb::BaseRequest &request, const string &what) {
 	if (!response) {
 		throw duckdb::IOException("httpfs2: %s of '%s' failed: no answer", what, path);
 	}
 	if (!response->Success()) {
 		// The store's error code (NoSuchUpload, AccessDenied...), as httpfs's own messages carry it.
-		auto code = XmlElement(response->body, "Code");
+		auto code = XmlElement(AnswerBody(*response, request), "Code");
 		throw duckdb::HTTPException(*response, "httpfs2: %s of '%s' failed: HTTP %d%s", what, path,
 		                            static_cast<int>(response->status), code.empty() ? string() : " " + code);
 	}

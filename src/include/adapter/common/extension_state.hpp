@@ -17,6 +17,7 @@
 #include "core/upload/upload_budget.hpp"
 #include "core/common/io_settings.hpp"
 #include "core/common/io_stats.hpp"
+#include "core/requests/credential_replacements.hpp"
 #include "core/requests/hedge_policy.hpp"
 #include "duckdb.hpp"
 
@@ -93,6 +94,9 @@ public:
 	//! threads are their own, as many as two per part in flight (UploadBudget::streams at most MAX_STREAMS).
 	HedgePolicy upload_hedges {HedgeLimits::Uploads()};
 	IoPool upload_request_threads;
+	//! Credentials stores refused and what replaced them, which requests begun later with the refused ones start from
+	//! (S3CredentialSource); shared with the sources, which may outlive this state in an upload's last part.
+	const std::shared_ptr<CredentialReplacements> credential_replacements;
 
 private:
 	std::mutex lock;

@@ -69,11 +69,13 @@ private:
 	               duckdb::unique_ptr<duckdb::HTTPParams> single_attempt, std::shared_ptr<HostClientPools> shared);
 	//! Where `request` takes a kept connection and gives it back: the transaction's, else this upload's own.
 	ClientPool &ClientsFor(const duckdb::BaseRequest &request);
-	//! What an attempt answered `response` came to.
-	static AttemptOutcome Judge(const duckdb::HTTPResponse *response);
+	//! What an attempt of `request` answered `response` came to.
+	static AttemptOutcome Judge(const duckdb::HTTPResponse *response, const duckdb::BaseRequest &request);
 	[[noreturn]] void Rethrow(const std::exception &error, duckdb::BaseRequest &request, const std::string &what);
-	//! Throws unless `response` is a success.
-	void Check(duckdb::HTTPResponse *response, const std::string &what);
+	//! The body of the answer `response` to `request`: the store's error document when it refused.
+	static const std::string &AnswerBody(const duckdb::HTTPResponse &response, const duckdb::BaseRequest &request);
+	//! Throws unless `response` (to `request`) is a success.
+	void Check(duckdb::HTTPResponse *response, const duckdb::BaseRequest &request, const std::string &what);
 
 	duckdb::HTTPUtil &http;
 	const duckdb::unique_ptr<duckdb::HTTPParams> params;
