@@ -593,20 +593,24 @@ def test_a_read_that_outlives_its_session_token_follows_the_secret(request, conn
 
 
 @pytest.mark.parametrize("client", CLIENTS)
+@pytest.mark.parametrize("expire_after_part", [2, 3])
 def test_a_copy_that_outlives_its_session_token_follows_the_secret(
-    request, connect, rig, hostile_s3, upload_local, client
+    request, connect, rig, hostile_s3, upload_local, client, expire_after_part
 ):
-    """The session token a COPY's upload was begun with expires after its second part (the store answers 400
-    ExpiredToken to the requests signed with it: the next parts, the completion), after the user replaced the secret
-    with fresh credentials. httpfs2's requests so refused look the secret up again and are signed and sent again
-    within the same upload (its id kept): the object is byte-equal to the local COPY and no multipart upload is left
-    open; the fresh token appears in no stat. httpfs's own uploader is reported beside it."""
+    """The session token a COPY's upload was begun with expires after its second part, or after its last (the store
+    answers 400 ExpiredToken to the requests signed with it: the next parts, the completion), after the user replaced
+    the secret with fresh credentials. httpfs2's requests so refused look the secret up again and are signed and sent
+    again within the same upload (its id kept): the object is byte-equal to the local COPY and no multipart upload is
+    left open; the fresh token appears in no stat. httpfs's own uploader is reported beside it. (Expired after the
+    last of its 3 parts, the completion is the first request refused: with httpfs 2a6481d's httplib client, DuckDB
+    2.0, its answer is in the request's buffer while the response carries the request's own body, and it was read as
+    a plain refusal; seen in 2 of 15 runs of the second-part case, where parts 2 and 3 can pass before the expiry.)"""
     results = {}
     for impl in ("native", "httpfs2"):
         abort_open_uploads(rig)
         key = f"{PREFIX}uploads/expiring-token-{impl}-{client}.csv"
         db = writer(connect, impl, client)
-        expire_the_session_token(db, rig, hostile_s3, lambda expire: hostile_s3.on_part(2, expire))
+        expire_the_session_token(db, rig, hostile_s3, lambda expire: hostile_s3.on_part(expire_after_part, expire))
         outcome = db.run(f"COPY ({UPLOAD_ROWS}) TO '{rig.url(key)}' (FORMAT csv)", proxy=hostile_s3)
         counts = hostile_s3.counts
         hostile_s3.mode = "normal"

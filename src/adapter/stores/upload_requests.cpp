@@ -122,9 +122,13 @@ void UploadRequests::Rethrow(const std::exception &error, duckdb::BaseRequest &r
 }
 
 const string &UploadRequests::AnswerBody(const duckdb::HTTPResponse &response, const duckdb::BaseRequest &request) {
-	// httpfs's httplib client leaves a POST's answer in the request's buffer, not in the response.
-	if (response.body.empty() && request.type == duckdb::RequestType::POST_REQUEST) {
-		return static_cast<const duckdb::PostRequestInfo &>(request).buffer_out;
+	// httpfs's httplib client leaves a POST's answer in the request's buffer, and in 2a6481d (DuckDB 2.0) puts the
+	// POST's own body (a CompleteMultipartUpload's list of parts) in the response's.
+	if (request.type == duckdb::RequestType::POST_REQUEST) {
+		auto &answer = static_cast<const duckdb::PostRequestInfo &>(request).buffer_out;
+		if (!answer.empty()) {
+			return answer;
+		}
 	}
 	return response.body;
 }

@@ -135,11 +135,6 @@ public:
 	ReadFallback Fallback() const {
 		return fallback.load();
 	}
-	//! Whether an answer of the store for this path came back exact, proving its version (this reader's, an earlier
-	//! reader's of the path, or the tail GET its version came from).
-	bool RangesConfirmed() const {
-		return ranges_confirmed.load();
-	}
 
 	const std::string path;
 
