@@ -10,6 +10,7 @@ import re
 from bench.report_common import fmt, p50, table
 
 NATIVE, HTTPFS2, NO_HEDGING = "native", "httpfs2", "httpfs2 no hedging"
+ORDER = ("clean", "throttled", "stragglers", "rotation")  # bench/pressure_bench.py CONDITIONS
 STRAGGLERS_WITHIN = 1.3  # the scan with hedging under stragglers, against its clean time
 HEDGES_UNDER = 0.05  # hedges sent, a share of the requests
 CLEAN_EXTRA_UNDER = 0.01  # extra requests hedging may cost where nothing stalls
@@ -24,9 +25,11 @@ def stat_p50(rows, name):
 
 
 def groups(rows) -> dict:
-    """(profile, workload) -> condition -> config -> [rows], in the order first measured."""
+    """(profile, workload) -> condition -> config -> [rows]: workloads and configurations in the order first
+    measured, conditions in ORDER."""
     found = {}
-    for row in rows:
+    rank = {c: n for n, c in enumerate(ORDER)}
+    for row in sorted(rows, key=lambda r: rank.get(r["condition"], len(ORDER))):
         key = (row["profile"], row["workload"])
         found.setdefault(key, {}).setdefault(row["condition"], {}).setdefault(row["config"], []).append(row)
     return found
@@ -65,7 +68,7 @@ def row_cells(profile, workload, condition, config, measured, clean) -> list:
         config,
         fmt(seconds(measured), ".2f"),
         " ".join(f"{r['wall_s']:.2f}" if r.get("wall_s") != "" else "-" for r in measured),
-        fmt(ratio(measured, clean), ".2f", "x"),
+        "" if condition == "clean" else fmt(ratio(measured, clean), ".2f", "x"),
         fmt(p50(measured, "proxy_requests"), ".0f"),
         fmt(p50(measured, "proxy_faults"), ".0f"),
         fmt(stat_p50(measured, "throttled_answers"), ".0f"),
@@ -108,7 +111,7 @@ def targets(key, by_condition) -> list:
         h = stalled[HTTPFS2]
         r, sent, requests = ratio(h, clean.get(HTTPFS2)), stat_p50(h, "hedges_sent"), p50(h, "proxy_requests")
         share = sent / requests if sent is not None and requests else None
-        line = f"- {workload}, stragglers 2% x 10 s: httpfs2 {fmt(r, '.2f', 'x')} its clean time"
+        line = f"- {workload}, stragglers 2% x 10 s: httpfs2 {fmt(r, '.2f', 'x') or '?'} its clean time"
         line += f" (<= {STRAGGLERS_WITHIN}x: {verdict(r is not None and r <= STRAGGLERS_WITHIN)})"
         line += f", hedges {fmt(sent, '.0f')} of {fmt(requests, '.0f')} requests = {fmt(share and share * 100, '.1f')}%"
         line += f" (< {HEDGES_UNDER:.0%}: {verdict(share is not None and share < HEDGES_UNDER)})"
