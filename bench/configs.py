@@ -42,6 +42,8 @@ CONFIGS = {
         # Parallel range splitting alone: what httpfs2 did before read-ahead.
         Config("httpfs2 split", {PARALLEL + "enabled": True, READ_AHEAD: False}),
         Config("httpfs2", {PARALLEL + "enabled": True, READ_AHEAD: True}),  # splitting plus read-ahead
+        # The same without hedged reads (issue 45): what hedging costs where nothing stalls, and buys where GETs do.
+        Config("httpfs2 no hedging", {PARALLEL + "enabled": True, READ_AHEAD: True, "httpfs2_hedge_reads": False}),
         # The same query on the local files the rig serves: the floor no remote read can go under at these threads.
         Config("local", None, local=True),
         # DuckDB 2.0.1 (issue 43): alone with its defaults, alone tuned as its async IO is best on the rig, with

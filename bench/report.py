@@ -12,6 +12,8 @@ RESULTS are results.csv files or the folders holding them; the files of the harn
   azure     bench/report_azure.py      per profile, the seed's steps for each path, beside the seed's figures
   table     bench/report_tables.py     per table scan, each configuration: seconds, requests, read-ahead; Delta's log
   peer      bench/report_peers.py      DuckDB beside the AWS CRT client and obstore: MiB/s, CPU, connections
+  pressure  bench/report_pressure.py   throttling, stragglers, credentials rotated: each beside its clean runs, with
+                                       issue 45's targets
 When RESULTS hold a run of the demo suite (scripts/demo.sh), bench/report_demo.py prints a short table instead (native,
 httpfs2 and local seconds and the speed-up per workload, the writes given beside it too) and writes these tables to
 report.md and a plot to demo.png in that run's folder, naming both. What the modules share is bench/report_common.py.
@@ -29,6 +31,7 @@ from bench import (  # noqa: E402
     report_blob,
     report_demo,
     report_peers,
+    report_pressure,
     report_tables,
     report_versions,
     report_workloads,
@@ -63,6 +66,8 @@ def full_report(rows, all_metas, compare: bool) -> str:
         out += build_lines(all_metas) + report_tables.summarize(by_kind["table"])
     if "peer" in by_kind:
         out += build_lines(all_metas) + report_peers.summarize(by_kind["peer"])
+    if "pressure" in by_kind:
+        out += build_lines(all_metas) + report_pressure.summarize(by_kind["pressure"])
     if "azure" in by_kind:
         out.append(report_azure.summarize(by_kind["azure"], all_metas[0] if all_metas else {}))
     return "\n".join(out)

@@ -4,14 +4,16 @@ The point: suite (its name), kind (blob | workload | write | azure | table | pee
 workload (or blob / parquet / ceiling data), step and rows (azure), profile (network profile) or path (direct | proxy)
 with latency_ms and bandwidth_kbs, rig_connections (peers: plain | keep-alive | tls, rig/s3rig.py CONNECTIONS),
 file_cache, client, duckdb_threads, engine (native | httpfs2 | local | curl-cli | crt | obstore), duckdb_version (the
-DuckDB it ran in; empty: 1.5.5), config, ceiling_streams, repeat.
+DuckDB it ran in; empty: 1.5.5), config, ceiling_streams, condition (pressure: what the misbehaving proxy played,
+bench/pressure_bench.py), repeat.
 Measured: wall_s, bytes (the object's size, or what a peer row moved) and mib_s (2^20 bytes per second) for blob
 sweeps; client_cpu_s and client_sys_s (the reading process: the DuckDB worker, or curl for ceiling rows),
 server_cpu_s (versitygw or Azurite), proxy_cpu_s (toxiproxy); requests by S3 operation (versitygw's access log) and
 fetched_bytes (toxiproxy's rchar); vm_hwm_mib (the worker's peak RSS); read_ahead_memory_peak and reads ..
 in_flight_peak from httpfs2_stats(); connections and connections_peak (to the proxy: bench/connections.py);
+proxy_requests and proxy_faults (pressure: what the client sent the misbehaving proxy, and the faults it played);
 loadavg_1m. JSON: query_s (each query's seconds), settings (what was SET), h2_stats (every numeric httpfs2_stats()
-column).
+column). error: a run that failed or answered wrong (only suites that go on after one, as pressure, record it).
 """
 
 import csv
@@ -37,6 +39,7 @@ POINT = [
     "duckdb_version",
     "config",
     "ceiling_streams",
+    "condition",
     "repeat",
 ]
 MEASURED = [
@@ -61,9 +64,11 @@ MEASURED = [
     "in_flight_peak",
     "connections",
     "connections_peak",
+    "proxy_requests",
+    "proxy_faults",
     "loadavg_1m",
 ]
-COLUMNS = POINT + MEASURED + ["query_s", "settings", "h2_stats"]
+COLUMNS = POINT + MEASURED + ["query_s", "settings", "h2_stats", "error"]
 NUMERIC = {"rows", "latency_ms", "bandwidth_kbs", "duckdb_threads", "ceiling_streams", "repeat", *MEASURED}
 
 # Files of the harnesses before the one runner: writes.csv (bench/write_bench.py) and results.jsonl (azure_matrix)

@@ -2,7 +2,7 @@
 
 python -m bench run SUITE [--profiles P ...] [--configs C,...] [--threads N ...] [--repeats N] [--clients ...]
                           [--workloads W ...] [--file-cache off on] [--latencies 0 50 direct] [--size-mib N]
-                          [--rows N ...] [--no-aged] [--timeout S] [--out DIR]
+                          [--rows N ...] [--no-aged] [--conditions C ...] [--timeout S] [--out DIR]
 python -m bench report RESULTS... [--compare]     RESULTS: results.csv files or the folders holding them
 Each run option is also an environment variable HTTPFS2_BENCH_<OPTION> (e.g. HTTPFS2_BENCH_PROFILES). A run writes
 DIR/results.csv (row by row), meta.json and the extension it measured, and prints the path of results.csv.
@@ -51,6 +51,7 @@ LIST_OPTIONS = (
     "rows",
     "blobs",
     "rig_connections",
+    "conditions",
 )
 
 

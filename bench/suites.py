@@ -2,7 +2,7 @@
 (--profiles, --configs, --threads, ...) replace a suite's defaults. bench/README.md says why each suite exists; keep
 the two in step.
 
-Seven kinds, each carried out by one module:
+Eight kinds, each carried out by one module:
   BlobSweep    bench/sweep.py           read_blob (or a parquet scan) of one object: MiB/s per configuration and
                                         DuckDB threads at toxiproxy latencies, beside curl's parallel ceiling
   Workloads    bench/workload_bench.py  queries users run (TPC-H among them) under a network profile: seconds, CPU,
@@ -14,6 +14,8 @@ Seven kinds, each carried out by one module:
   Peers        bench/peer_bench.py      a big instance's network: DuckDB reads and writes beside the AWS CRT client
                                         and obstore moving the same bytes, with the connections each opened
   Warm         bench/warm_bench.py      httpfs2's block cache: cold (an empty cache) and warm (a fresh process)
+  Pressure     bench/pressure_bench.py  reads and a COPY while the store throttles, stalls GETs or lets the session
+                                        token expire mid-query, each beside its clean run (issue 45)
 """
 
 from dataclasses import dataclass, field
@@ -21,6 +23,7 @@ from dataclasses import dataclass, field
 from bench.configs import CONFIGS, Point, points, sweep
 
 NATIVE, HTTPFS2, SPLIT, LOCAL = (CONFIGS[n] for n in ("native", "httpfs2", "httpfs2 split", "local"))
+NO_HEDGING = CONFIGS["httpfs2 no hedging"]
 V2, V2_TUNED, V2_HTTPFS2 = (CONFIGS[n] for n in ("2.0.1", "2.0.1 tuned", "2.0.1 httpfs2"))
 
 
@@ -141,6 +144,24 @@ class Warm:
         warm_bench.run_suite(self, run)
 
 
+@dataclass(frozen=True)
+class Pressure:
+    workloads: tuple = ("lineitem-projection", "glob-agg")  # reads: names in bench/workloads.py WORKLOADS
+    writes: tuple = ("csv",)  # COPYs: names in bench/write_bench.py WRITES (`--workloads copy-<name>`)
+    conditions: tuple = ("clean", "throttled", "stragglers", "rotation")  # bench/pressure_bench.py CONDITIONS
+    profiles: tuple = ("region",)
+    configs: tuple = (NATIVE, HTTPFS2)
+    # In the reads' clean runs too (what hedging costs where nothing stalls); none when --configs names the configs.
+    clean_only: tuple = (NO_HEDGING,)
+    threads: tuple = (1,)
+    timeout: float = 300  # a run past it is a hang
+
+    def run(self, run):
+        from bench import pressure_bench
+
+        pressure_bench.run(self, run)
+
+
 ALL_WORKLOADS = (
     "lineitem-all",
     "lineitem-projection",
@@ -215,6 +236,10 @@ SUITES = {
     # Issue 44: the block cache, cold (an empty cache), warm (a fresh process) and warm trusting the versions cold
     # learnt, beside native, no cache and local.
     "warm": Warm(),
+    # Issue 45: object storage under pressure at region, threads 1: throttled (20% 503 SlowDown), stragglers (2% of
+    # GETs 10 s late), credentials rotated mid-query, each beside its clean run; the lineitem projection, the glob
+    # and a COPY (not under stragglers), native vs httpfs2 (and httpfs2 without hedged reads in the reads' clean runs).
+    "pressure": Pressure(),
     # Issues 31 and 32 at bigbox: 8 x 128 MiB read_blob and the lineitem projection, native vs httpfs2 at threads 1 and
     # 4, beside the AWS CRT client and obstore downloading the same objects, with the connections each opened.
     "bigbox": Peers(),

@@ -11,13 +11,18 @@ The spec (bench/child.py builds it; every key but load and steps optional):
   steps     [{name, sql, expect}]: each timed on its own, every row fetched; expect (rows) is checked
   watch     {access_log, proxy_pid, server_pid}: marks the access log's size and toxiproxy's rchar before the first
             step, and per step the proxy's bytes and the proxy's and the server's CPU
-Exits non-zero, naming both answers, when a step's rows differ from its expect.
+  rotate    {signal, done, sql}: once the file `signal` exists (the bench's proxy makes it mid-query), runs sql (the
+            secret with fresh credentials) on another connection of the database, then writes the file `done`: a
+            user's other thread replacing a secret while a query runs (bench/pressure_bench.py)
+  keep_going  a step's error or wrong answer is its `error` in the result, and the steps go on
+Exits non-zero, naming both answers, when a step's rows differ from its expect (unless keep_going).
 """
 
 import json
 import os
 import resource
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -110,23 +115,32 @@ class Watch:
         return counters
 
 
-def run_step(con, step: dict, watch: Watch) -> dict:
+def run_step(con, step: dict, watch: Watch, keep_going: bool = False) -> dict:
     counters = watch.sample()
     before, start = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
-    rows = con.execute(step["sql"]).fetchall()
+    error = None
+    try:
+        rows = con.execute(step["sql"]).fetchall()
+    except duckdb.Error as failure:
+        if not keep_going:
+            raise
+        rows, error = None, f"{type(failure).__name__}: {failure}"[:300]
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_SELF)
     counters = {name: value - counters[name] for name, value in watch.sample().items()}
-    if "expect" in step:
+    if "expect" in step and rows is not None:
         got = normalize_rows(rows)
         if not same_rows(got, step["expect"]):
-            sys.exit(
-                f"worker: WRONG ANSWER to {step['name']}:\n{step['sql'][:2000]}\n"
-                f"got {got[:20]}\nexpected {step['expect'][:20]}"
-            )
+            if not keep_going:
+                sys.exit(
+                    f"worker: WRONG ANSWER to {step['name']}:\n{step['sql'][:2000]}\n"
+                    f"got {got[:20]}\nexpected {step['expect'][:20]}"
+                )
+            error = f"wrong answer: got {got[:3]}"[:300]
     system = after.ru_stime - before.ru_stime
     return dict(
         counters,
+        error=error,
         name=step["name"],
         wall_s=wall,
         client_cpu_s=after.ru_utime - before.ru_utime + system,
@@ -134,8 +148,26 @@ def run_step(con, step: dict, watch: Watch) -> dict:
     )
 
 
+def replace_secret_when_asked(con, rotate: dict, finished: threading.Event):
+    """spec `rotate`: a thread that, once the file rotate["signal"] exists, runs rotate["sql"] on a cursor of con's
+    database and writes rotate["done"]; it gives up when `finished` is set."""
+    cursor = con.cursor()
+
+    def replace():
+        while not finished.wait(0.005):
+            if os.path.exists(rotate["signal"]):
+                cursor.execute(rotate["sql"])
+                Path(rotate["done"]).write_text("replaced")
+                return
+
+    threading.Thread(target=replace, name="replace-secret", daemon=True).start()
+
+
 def run(spec: dict) -> dict:
     con = connect(spec)
+    finished = threading.Event()
+    if "rotate" in spec:
+        replace_secret_when_asked(con, spec["rotate"], finished)
     httpfs2 = has_httpfs2(spec)
     if httpfs2:
         con.execute("CALL httpfs2_reset_stats()")
@@ -144,7 +176,8 @@ def run(spec: dict) -> dict:
     if "access_log" in spec.get("watch", {}):  # the runner counts requests and bytes from here to the process end
         log = spec["watch"]["access_log"]
         marks = {"log_offset": os.path.getsize(log), "proxy_rchar": watch.sample()["fetched_bytes"]}
-    steps = [run_step(con, step, watch) for step in spec["steps"]]
+    steps = [run_step(con, step, watch, spec.get("keep_going", False)) for step in spec["steps"]]
+    finished.set()
     return dict(
         marks,
         steps=steps,

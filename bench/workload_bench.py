@@ -77,10 +77,13 @@ def prepare(run, rig, workloads, upload=True) -> dict:
     return answers
 
 
-def measure(run, rig, row: dict, w, config, expect: list, timeout: float, base=None, load=(), watch=None):
+def measure(
+    run, rig, row: dict, w, config, expect: list, timeout: float, base=None, load=(), watch=None, spec_extra=None
+):
     """One fresh worker running w under config; writes its row. base: where `{base}` points (default: the cached data
     for `local`, else the bucket); load: extensions LOADed after httpfs and before httpfs2; watch: a context manager
-    around the worker, given the row to add to (bench/connections.py)."""
+    around the worker, given the row to add to (bench/connections.py); spec_extra: worker spec keys over these
+    (bench/pressure_bench.py: the secret on its proxy, a rotation, keep_going)."""
     base = base or (str(data.CACHE) if config.local else f"s3://{rig.bucket}")
     extensions = run.extensions(config)
     spec = {
@@ -96,7 +99,7 @@ def measure(run, rig, row: dict, w, config, expect: list, timeout: float, base=N
             for n, (sql, rows) in enumerate(zip(w.sql(base), expect, strict=True), 1)
         ],
         "watch": {"access_log": str(rig.access_log_path), "proxy_pid": rig.toxiproxy.pid},
-    }
+    } | (spec_extra or {})
     cpu_before = rig.server_cpu_seconds()
     with watch(row) if watch else contextlib.nullcontext():
         result = run_worker(spec, timeout, f"{w.name} {config.name}", run.out / "worker-spec.json", run.python(config))
@@ -113,6 +116,7 @@ def measure(run, rig, row: dict, w, config, expect: list, timeout: float, base=N
         query_s=json.dumps([round(s["wall_s"], 4) for s in result["steps"]]),
         settings=json.dumps(spec["settings"]),
         h2_stats=json.dumps(stats) if stats else "",
+        error="; ".join(s["error"] for s in result["steps"] if s.get("error")),
     )
     run.results.write(row)
     print(

@@ -81,6 +81,8 @@ WRITES = {
     ),
 }
 CHECK = "SELECT count(*), bit_xor(hash(COLUMNS(*))) FROM {reader}"
+# The httpfs2_stats() columns a write's row keeps: its uploads, and what throttling and expired credentials cost it.
+STATS_KEPT = ("upload", "throttled", "credentials", "hedges")
 
 
 def spec(run, rig, config, threads: int) -> dict:
@@ -100,6 +102,12 @@ def remove_prefix(rig, prefix: str):
     listed = rig.s3.list_objects_v2(Bucket=rig.bucket, Prefix=prefix).get("Contents", [])
     for item in listed:
         rig.s3.delete_object(Bucket=rig.bucket, Key=item["Key"])
+
+
+def abort_open_uploads(rig):
+    """Aborts the multipart uploads a failed write left open, so that the next write's check sees its own alone."""
+    for upload in rig.s3.list_multipart_uploads(Bucket=rig.bucket).get("Uploads", []):
+        rig.s3.abort_multipart_upload(Bucket=rig.bucket, Key=upload["Key"], UploadId=upload["UploadId"])
 
 
 def references(check_con, names, source: str, scratch: Path) -> dict:
@@ -133,28 +141,36 @@ class Writer:
         self.watch = watch or (lambda row: rig_cpu(rig, row))
         self.check_con = connect(spec(run, rig, CONFIGS["native"], 4))
 
-    def write_once(self, row: dict, config, folder: Path, expected):
-        """One write in a fresh worker at the row's profile, read back at lan, checked, then removed."""
-        rig, name = self.rig, row["workload"]
+    def write_once(self, row: dict, config, folder: Path, expected, name=None, spec_extra=None):
+        """One write in a fresh worker at the row's profile, read back at lan, checked, then removed. name: the write
+        (default: the row's workload); spec_extra: worker spec keys over the write's (bench/pressure_bench.py: the
+        secret on its proxy, a rotation, keep_going); with keep_going a failed, wrong or unfinished write is the
+        row's `error` (its open uploads aborted), not the run's end."""
+        rig, name = self.rig, name or row["workload"]
         write = WRITES[name]
         catalog = folder / "catalog.ducklake"
         key = f"writes/{folder.name}/"
         target = str(folder / write.leaf) if config.local else f"s3://{rig.bucket}/{key}{write.leaf}"
         rig.set_profile(row["profile"], uploads_too=True)
-        worker = spec(self.run, rig, config, self.threads)
+        worker = spec(self.run, rig, config, self.threads) | (spec_extra or {})
         worker["steps"] = [{"name": name, "sql": write.sql(self.source, target, catalog)}]
         with self.watch(row):
             result = run_worker(worker, self.timeout, f"{config.name} write")
         rig.set_profile("lan")  # read back at LAN speed
-        got = write.checksum(self.check_con, target, catalog)
-        if tuple(got) != tuple(expected):
-            raise RuntimeError(f"{config.name} {name}: read back {got}, expected {expected}")
+        problems = [s["error"] for s in result["steps"] if s.get("error")]
+        if not problems:
+            got = write.checksum(self.check_con, target, catalog)
+            if tuple(got) != tuple(expected):
+                problems.append(f"read back {got}, expected {expected}")
         open_uploads = rig.s3.list_multipart_uploads(Bucket=rig.bucket).get("Uploads", [])
         if open_uploads:
-            raise RuntimeError(f"{config.name} {name}: multipart uploads left open: {open_uploads}")
+            problems.append(f"multipart uploads left open: {[u['Key'] for u in open_uploads]}")
+        if problems and not worker.get("keep_going"):
+            raise RuntimeError(f"{config.name} {name}: {'; '.join(problems)}")
+        abort_open_uploads(rig)
         shutil.rmtree(folder)
         remove_prefix(rig, key)
-        stats = {k: v for k, v in result["stats"].items() if k.startswith("upload") or k == "files_uploaded"}
+        stats = {k: v for k, v in result["stats"].items() if k.startswith(STATS_KEPT) or k == "files_uploaded"}
         row.update(
             timestamp=datetime.now().isoformat(timespec="seconds"),
             wall_s=result["wall_s"],
@@ -163,6 +179,7 @@ class Writer:
             vm_hwm_mib=result["vm_hwm_mib"],
             settings=json.dumps(config.settings or {}),
             h2_stats=json.dumps(stats),
+            error="; ".join(problems),
         )
         self.run.results.write(row)
         print(
