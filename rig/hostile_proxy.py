@@ -36,7 +36,8 @@ subresources); upload faults to the multipart requests of such keys; head_forbid
 - slow_down: every slow_down_every-th request of each kind (since the last reset; the first of each kind included)
   is not forwarded and answered 503 SlowDown, whatever its key: a store throttling a prefix. The kinds: "tail" (a
   GET of a suffix range), "get" (other object GETs), "listing", "head", "part" (UploadPart), "other". Counted as
-  "hit:slow_down" and "hit:slow_down:<kind>". With `slow_down_kinds` set, only requests of those kinds. A request of
+  "hit:slow_down" and "hit:slow_down:<kind>". With `slow_down_kinds` set, only requests of those kinds; with
+  `slow_down_first` set, instead the first slow_down_first requests of each kind, then none (a burst). A request of
   Azure's (with x-ms-version) is answered as Azure throttles: 503 with its ServerBusy error.
 - expiring_token: a request carrying a session token (x-amz-security-token) among `expired_tokens` is answered 400
   ExpiredToken, as S3 answers one signed with STS credentials past their expiry; other requests are forwarded without
@@ -747,6 +748,7 @@ class HostileProxy:
             # Which kinds of request slow_down throttles and stall_first_byte stalls: all (None) or those named; how
             # many stall_first_byte stalls at most (None: no cap).
             self.slow_down_kinds = None
+            self.slow_down_first = 0
             self.stall_kinds = None
             self.stall_max = None
 
@@ -786,12 +788,15 @@ class HostileProxy:
                 self._records.append(record)
 
     def _throttles(self, kind: str) -> bool:
-        """Whether this request of `kind` is one slow_down answers 503: the 1st, the (1 + every)-th... of its kind."""
+        """Whether this request of `kind` is one slow_down answers 503: the 1st, the (1 + every)-th... of its kind
+        (or each of its first slow_down_first)."""
         with self._lock:
             if self.slow_down_kinds is not None and kind not in self.slow_down_kinds:
                 return False
             seen = self._kinds_seen.get(kind, 0)
             self._kinds_seen[kind] = seen + 1
+            if self.slow_down_first:
+                return seen < self.slow_down_first
             return seen % max(self.slow_down_every, 1) == 0
 
     def _first_attempt_of(self, part: tuple) -> bool:

@@ -772,6 +772,53 @@ def test_throttled_tails_and_listings_are_waited_out_and_sent_again(
     assert counters["throttled_wait_seconds"] > 0, shown
 
 
+def read_in_a_throttled_burst(db, rig, hostile_s3, first: int):
+    """The CSV's answer (or error) while the first `first` object GETs (not tails) are answered 503 SlowDown, and how
+    many were."""
+    hostile_s3.reset()
+    hostile_s3.slow_down_kinds = {"get"}
+    hostile_s3.slow_down_first = first
+    hostile_s3.mode = "slow_down"
+    outcome = db.run(CSV_SQL.format(url=rig.url(PREFIX + "data.csv")), proxy=hostile_s3)
+    throttled = hostile_s3.counts.get("hit:slow_down:get", 0)
+    hostile_s3.mode = "normal"
+    fail_on_hang(outcome, "the read")
+    return outcome, throttled
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_a_get_throttled_again_and_again_is_sent_until_the_store_takes_it(
+    request, connect, rig, data, hostile_s3, client
+):
+    """A store throttling a prefix answers 503 SlowDown to a burst of requests: here the first five object GETs (tails
+    and HEADs pass). A CSV read at threads 1 reads its windows one GET at a time, so its first GET is throttled five
+    times in a row: httpfs's four attempts (http_retries = 3) are all spent in the burst. A throttled answer says the
+    store is busy, not that the request failed: httpfs2's earns one more attempt each, up to five beyond httpfs's,
+    after a jittered wait that grows, and the read's answer is the file's. Native 1.5 fails here (its fourth attempt
+    throttled); native 2.0 retries throttled requests five more times too."""
+    results = {}
+    for impl in ("native", "httpfs2"):
+        db = connect(impl, client)
+        db.con.execute("SET threads = 1; SET http_retry_wait_ms = 10; SET http_retry_backoff = 2")
+        outcome, throttled = read_in_a_throttled_burst(db, rig, hostile_s3, 5)
+        counters = stats(db.con) if impl != "native" else {}
+        results[impl] = (outcome, throttled, counters.get("throttled_answers"))
+    report(request, **{impl: f"{o.text()}, throttled {t}, counted {c}" for impl, (o, t, c) in results.items()})
+    outcome, throttled, counted = results["httpfs2"]
+    assert outcome.error is None, outcome.text()
+    assert outcome.rows == expected_of(data, "data.csv")
+    assert throttled == 5, "the burst was not played"
+    assert counted == 5, "every throttled answer is httpfs2's GET's and counted"
+    # A burst longer than the attempts: the read fails with httpfs's error, saying what httpfs2 tried and which
+    # setting gives more (http_retries = 1: two attempts and five more, all throttled).
+    db.con.execute("SET http_retries = 1")
+    outcome, _ = read_in_a_throttled_burst(db, rig, hostile_s3, 50)
+    assert isinstance(outcome.error, duckdb.HTTPException), outcome.text()
+    message = str(outcome.error)
+    assert "data.csv" in message and "503" in message, message
+    assert "after 7 attempt(s), 7 of them throttled (http_retries = 1)" in message, message
+
+
 def test_one_failed_completion_of_a_partitioned_copy_fails_it_naming_the_file(connect, rig, hostile_s3, tmp_path):
     """A PARTITION_BY COPY of 21 files, one of whose CompleteMultipartUpload is answered 200 with an <Error> body:
     the COPY fails naming that file, which is absent; the 20 others are complete, as each would be had its close

@@ -103,10 +103,31 @@ TEST(RequestAttempts, AThrottledAnswerIsToldAndWaitedOut) {
 	EXPECT_EQ(stats.Snapshot().Get(Counter::THROTTLED_WAIT_MICROS), static_cast<uint64_t>(recorded.waits[0]) * 1000);
 	EXPECT_EQ(streams.Snapshot().throttles, 1u) << "the streams are halved";
 	EXPECT_FALSE(hedges.TryHedge(StreamController::Now())) << "no hedge while the store throttles";
-	EXPECT_TRUE(recorded.attempts.Again(AttemptOutcome::THROTTLED));
-	EXPECT_TRUE(recorded.attempts.Again(AttemptOutcome::THROTTLED));
-	EXPECT_FALSE(recorded.attempts.Again(AttemptOutcome::THROTTLED)) << "within httpfs's retries";
-	EXPECT_EQ(stats.Snapshot().Get(Counter::THROTTLED_ANSWERS), 4u) << "the last one is counted too";
+	for (uint64_t attempt = 2; attempt < 4 + RequestAttempts::THROTTLED_EXTRA_ATTEMPTS; attempt++) {
+		EXPECT_TRUE(recorded.attempts.Again(AttemptOutcome::THROTTLED)) << attempt;
+	}
+	EXPECT_EQ(recorded.attempts.Number(), 9u);
+	EXPECT_FALSE(recorded.attempts.Again(AttemptOutcome::THROTTLED)) << "httpfs's four attempts and five more";
+	EXPECT_EQ(stats.Snapshot().Get(Counter::THROTTLED_ANSWERS), 9u) << "the last one is counted too";
+}
+
+//! A throttled answer earns an attempt beyond httpfs's retries, up to THROTTLED_EXTRA_ATTEMPTS in all, whatever failed
+//! before it; other failures earn none, and with retries off (one attempt) a throttled answer ends the request too.
+TEST(RequestAttempts, ThrottledAnswersEarnAttemptsBeyondHttpfsRetries) {
+	RecordedAttempts failed(4);
+	EXPECT_TRUE(failed.attempts.Again(AttemptOutcome::FAILED));
+	EXPECT_TRUE(failed.attempts.Again(AttemptOutcome::FAILED));
+	EXPECT_TRUE(failed.attempts.Again(AttemptOutcome::THROTTLED));
+	EXPECT_TRUE(failed.attempts.Again(AttemptOutcome::FAILED)) << "the throttled answer's extra attempt";
+	EXPECT_FALSE(failed.attempts.Again(AttemptOutcome::FAILED));
+
+	RecordedAttempts single(1);
+	EXPECT_FALSE(single.attempts.Again(AttemptOutcome::THROTTLED)) << "http_retries = 0: no retry at all";
+
+	RetryBackoff unbounded {100, 4, 0};
+	EXPECT_EQ(unbounded.Throttled(12, 0.999).count(), 19990) << "a throttled wait stays under 20 s";
+	RetryBackoff bounded {100, 4, 1000};
+	EXPECT_EQ(bounded.Throttled(12, 0.999).count(), 999) << "or under the caller's bound";
 }
 
 //! DuckDB 2.0's http_retry_throttled_wait_ms raises the base of throttled waits, not of other retries.

@@ -399,7 +399,7 @@ void CheckedRangeReader::ReadWithRetries(const ByteRange &range, char *destinati
 		return credentials && credentials->Refresh(refused.signed_with, stats);
 	};
 	if (attempts.Run(attempt, send, refresh) != AttemptOutcome::DONE) {
-		Refuse(range, attempt);
+		Refuse(range, attempt, attempts);
 	}
 }
 
@@ -449,7 +449,7 @@ AttemptOutcome CheckedRangeReader::Judge(const ByteRange &range, Attempt &attemp
 	return attempt.response->ShouldRetry() ? AttemptOutcome::FAILED : AttemptOutcome::REFUSED;
 }
 
-void CheckedRangeReader::Refuse(const ByteRange &range, const Attempt &attempt) {
+void CheckedRangeReader::Refuse(const ByteRange &range, const Attempt &attempt, const RequestAttempts &attempts) {
 	auto file = RedactUrl(path);
 	auto bytes = std::to_string(range.offset) + "-" + std::to_string(range.End() - 1);
 	bool request_error = attempt.response && attempt.response->HasRequestError();
@@ -476,14 +476,19 @@ void CheckedRangeReader::Refuse(const ByteRange &range, const Attempt &attempt) 
 		auto status = std::to_string(answer.status) + " " + duckdb::HTTPUtil::GetStatusMessage(response.status) +
 		              (code.empty() ? string() : ", " + code);
 		auto url = RedactUrl(Url());
+		// What httpfs2 tried: a user facing throttling raises http_retries.
+		auto tried = "httpfs2: the GET of bytes " + bytes + " given up after " + std::to_string(attempts.Number()) +
+		             " attempt(s), " + std::to_string(attempts.Throttles()) +
+		             " of them throttled (http_retries = " + std::to_string(max_attempts - 1) + ")";
 		if (store == Store::S3) {
 			uint64_t generation;
 			auto region = credentials ? credentials->Current(generation).region : string();
 			throw duckdb::HTTPException(answer.status, attempt.error_body, response.headers, response.reason,
-			                            "HTTP GET error reading '%s' in region '%s' (HTTP %s)", url, region, status);
+			                            "HTTP GET error reading '%s' in region '%s' (HTTP %s); %s", url, region, status,
+			                            tried);
 		}
 		throw duckdb::HTTPException(answer.status, attempt.error_body, response.headers, response.reason,
-		                            "HTTP GET error on '%s' (HTTP %s)", url, status);
+		                            "HTTP GET error on '%s' (HTTP %s); %s", url, status, tried);
 	}
 	}
 }

@@ -26,6 +26,9 @@ std::chrono::milliseconds RetryBackoff::After(uint64_t failed) const {
 std::chrono::milliseconds RetryBackoff::Throttled(uint64_t failed, double jitter) const {
 	auto base = *this;
 	base.wait_ms = std::max(wait_ms, throttled_wait_ms);
+	if (base.max_wait_ms == 0 || base.max_wait_ms > MAX_THROTTLED_WAIT_MS) {
+		base.max_wait_ms = MAX_THROTTLED_WAIT_MS;
+	}
 	auto full = static_cast<double>(base.After(failed + 1).count());
 	return std::chrono::milliseconds(static_cast<uint64_t>(full * (0.5 + 0.5 * jitter)));
 }
@@ -54,6 +57,7 @@ bool RequestAttempts::Again(AttemptOutcome outcome, const std::function<bool()> 
 	}
 	if (outcome == AttemptOutcome::THROTTLED) {
 		Throttled();
+		throttled++;
 	}
 	if (RequestRace::SenderLost()) {
 		return false; // another request of its race answered: nobody waits for this one
@@ -67,7 +71,8 @@ bool RequestAttempts::Again(AttemptOutcome outcome, const std::function<bool()> 
 		return true;
 	}
 	in_doubt = true; // FAILED or THROTTLED: it may have reached the store
-	if (number >= max_attempts) {
+	auto allowed = max_attempts > 1 ? max_attempts + std::min(throttled, THROTTLED_EXTRA_ATTEMPTS) : max_attempts;
+	if (number >= allowed) {
 		return false;
 	}
 	auto wait = outcome == AttemptOutcome::THROTTLED ? backoff.Throttled(number, RetryJitter()) : backoff.After(number);

@@ -175,7 +175,7 @@ private:
 	RangeVerdict CheckAndAdopt(const ByteRange &range, const RangeAnswer &answer, std::string &why);
 	//! Reads of the object from now on go as `how` says; throws ReadsDeclined.
 	[[noreturn]] void Decline(ReadFallback how, Counter counter);
-	[[noreturn]] void Refuse(const ByteRange &range, const Attempt &attempt);
+	[[noreturn]] void Refuse(const ByteRange &range, const Attempt &attempt, const RequestAttempts &attempts);
 
 	const Store store;
 	//! What requests are signed with (S3; null for http(s)://), looked up again when the store refuses them.

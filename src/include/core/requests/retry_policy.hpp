@@ -34,8 +34,11 @@ struct RetryBackoff {
 	//! The wait after attempt `failed` was throttled: the store asked to slow down, so even the first retry waits,
 	//! max(wait_ms, throttled_wait_ms) x backoff^(failed - 1) (bounded by max_wait_ms), of which a random share between
 	//! half and all of it
-	//! (`jitter` in [0, 1)): streams throttled at once do not all come back at once.
+	//! (`jitter` in [0, 1)): streams throttled at once do not all come back at once. Never longer than
+	//! MAX_THROTTLED_WAIT_MS, as a client of S3 waits at most.
 	std::chrono::milliseconds Throttled(uint64_t failed, double jitter) const;
+
+	static constexpr uint64_t MAX_THROTTLED_WAIT_MS = 20000;
 };
 
 //! Whether an answer's status asks the client to slow down: 503 (S3's SlowDown, Azure's ServerBusy, GCS's) or 429.
@@ -82,11 +85,18 @@ struct ThrottleListeners {
 
 //! The attempts of one request: after each, whether another is sent and how long it waits first. Attempts follow
 //! httpfs's retry settings (at most `max_attempts`, RetryBackoff's waits); a throttled answer is told to the
-//! listeners and waits RetryBackoff::Throttled, jittered; a refusal of the credentials is sent again once, at once and
-//! not counted as an attempt, when the credentials changed since (`refresh` says so, having looked them up again). A
-//! request of a race another request won (RequestRace::SenderLost) is not sent again.
+//! listeners, waits RetryBackoff::Throttled, jittered, and earns one more attempt (up to THROTTLED_EXTRA_ATTEMPTS)
+//! where the settings retry at all: the store said it is busy, not that the request failed; a refusal of the
+//! credentials is sent again once, at once and not counted as an attempt, when the credentials changed since (`refresh`
+//! says so, having looked them up again). A request of a race another request won (RequestRace::SenderLost) is not sent
+//! again.
 class RequestAttempts {
 public:
+	//! A store throttling a share of all requests throttles each attempt with that share: with httpfs's four attempts
+	//! a scan of a few hundred requests at 20% fails one in a few runs; with nine, one in thousands. DuckDB 2.0 gives
+	//! throttled requests as many more retries.
+	static constexpr uint64_t THROTTLED_EXTRA_ATTEMPTS = 5;
+
 	RequestAttempts(RetryBackoff backoff, uint64_t max_attempts, ThrottleListeners listeners = ThrottleListeners());
 
 	//! After the current attempt came to `outcome`: true when another is to be sent, after the wait (slept here).
@@ -109,6 +119,10 @@ public:
 	uint64_t Number() const {
 		return number;
 	}
+	//! The throttled answers so far.
+	uint64_t Throttles() const {
+		return throttled;
+	}
 	//! Whether an attempt failed in a way that may have reached the store (FAILED or THROTTLED): a request that must
 	//! not arrive twice (an upload's begin) is then in doubt.
 	bool InDoubt() const {
@@ -128,6 +142,7 @@ private:
 	uint64_t number = 1;
 	bool in_doubt = false;
 	bool refreshed = false;
+	uint64_t throttled = 0;
 };
 
 } // namespace httpfs2
