@@ -79,8 +79,10 @@ import re
 import socket
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, parse_qsl, quote
+
+from rig.http_server import LoopbackServer
 
 LOOPBACK = "127.0.0.1"
 
@@ -642,9 +644,7 @@ def _total_size(response):
     return None
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-
+class _Server(LoopbackServer):
     def handle_error(self, request, client_address):
         """A client that went away (reset, broken pipe) is part of the game: no traceback."""
 

@@ -75,12 +75,21 @@ class _RangeHandler(SimpleHTTPRequestHandler):
                 remaining -= len(chunk)
 
 
+class LoopbackServer(ThreadingHTTPServer):
+    """A server of the rig's: a thread per connection, and a listen backlog a client's burst of connections fits in
+    (socketserver's is 5: the kernel dropped the rest, and the client retried them a second or three later, which
+    it saw as answers whose first byte came late: stragglers the rig played by accident)."""
+
+    daemon_threads = True
+    request_queue_size = 256
+
+
 @contextlib.contextmanager
 def serve_http(directory, failing_gets: dict | None = None):
     """Serves `directory` on a free 127.0.0.1 port; yields the base URL (no trailing slash). `failing_gets` (file
     name -> (status, from offset)) may be changed while serving: see _RangeHandler.failing_gets."""
     handler = type("Handler", (_RangeHandler,), {"failing_gets": failing_gets if failing_gets is not None else {}})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(handler, directory=str(directory)))
+    server = LoopbackServer(("127.0.0.1", 0), partial(handler, directory=str(directory)))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
