@@ -10,6 +10,7 @@ TEST(IoStats, CountsAndResets) {
 		stats.RecordRead(70);
 	}
 	stats.RecordPassThrough();
+	stats.RecordCheckedGet();
 	stats.RecordSplit(4);
 	stats.RecordSplit(4);
 	stats.SubReadStarted();
@@ -22,8 +23,9 @@ TEST(IoStats, CountsAndResets) {
 	EXPECT_EQ(snapshot.Get(Counter::BYTES_READ), 210u);
 	EXPECT_EQ(snapshot.Get(Counter::READS_SPLIT), 2u);
 	EXPECT_EQ(snapshot.Get(Counter::READS_PASSED_THROUGH), 1u);
-	// One pass-through plus one request per sub-read.
-	EXPECT_EQ(snapshot.Get(Counter::READER_REQUESTS), 3u);
+	EXPECT_EQ(snapshot.Get(Counter::CHECKED_GETS), 1u);
+	// One pass-through, one checked GET and one request per sub-read.
+	EXPECT_EQ(snapshot.Get(Counter::READER_REQUESTS), 4u);
 	EXPECT_EQ(snapshot.fanout_histogram[4], 2u);
 	EXPECT_EQ(snapshot.Get(Counter::IN_FLIGHT_PEAK), 2u);
 	EXPECT_EQ(snapshot.Get(Counter::SUB_READ_BYTES), 100u);

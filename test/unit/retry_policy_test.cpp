@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <stdexcept>
 #include <vector>
 
 using namespace httpfs2;
@@ -49,6 +50,21 @@ TEST(RetryBackoff, RefusedCredentialsAreToldApartFromOtherRefusals) {
 	EXPECT_FALSE(RefusesCredentials(403, "AccessDenied")) << "a key without the right: another key is not the fix";
 	EXPECT_FALSE(RefusesCredentials(404, "NoSuchKey"));
 	EXPECT_FALSE(RefusesCredentials(503, "ExpiredToken"));
+}
+
+//! An answer that is not the one asked for: its credentials refused, throttled, sent again as httpfs would, or refused.
+TEST(RetryBackoff, AnAnswersStatusTellsWhatTheAttemptCameTo) {
+	EXPECT_EQ(OutcomeOfStatus(403, "ExpiredToken", false), AttemptOutcome::CREDENTIALS_REFUSED);
+	EXPECT_EQ(OutcomeOfStatus(400, "InvalidToken", true), AttemptOutcome::CREDENTIALS_REFUSED);
+	EXPECT_EQ(OutcomeOfStatus(503, "SlowDown", true), AttemptOutcome::THROTTLED);
+	EXPECT_EQ(OutcomeOfStatus(429, "", false), AttemptOutcome::THROTTLED) << "throttled whether httpfs retries or not";
+	EXPECT_EQ(OutcomeOfStatus(500, "InternalError", true), AttemptOutcome::FAILED);
+	EXPECT_EQ(OutcomeOfStatus(206, "", true), AttemptOutcome::FAILED) << "a request error after the status";
+	EXPECT_EQ(OutcomeOfStatus(500, "InternalError", false), AttemptOutcome::REFUSED)
+	    << "a sender whose client gave the answer rather than retrying it";
+	EXPECT_EQ(OutcomeOfStatus(403, "AccessDenied", false), AttemptOutcome::REFUSED);
+	EXPECT_EQ(OutcomeOfStatus(404, "NoSuchKey", false), AttemptOutcome::REFUSED);
+	EXPECT_EQ(OutcomeOfStatus(0, "", true), AttemptOutcome::FAILED) << "no answer at all";
 }
 
 namespace {
@@ -203,4 +219,29 @@ TEST(RequestAttempts, RunSendsFreshAttemptsUntilOneIsDoneOrTheRequestGivesUp) {
 	EXPECT_EQ(outcome, AttemptOutcome::REFUSED);
 	EXPECT_EQ(sent, 1);
 	EXPECT_EQ(attempt.number, 1);
+}
+
+//! A request in doubt is known to the caller as soon as it is, even when a later attempt throws out of Run.
+TEST(RequestAttempts, DoubtIsReportedAsItArises) {
+	RecordedAttempts refused(4);
+	bool in_doubt = false;
+	refused.attempts.ReportDoubtTo(in_doubt);
+	EXPECT_TRUE(refused.attempts.Again(AttemptOutcome::CREDENTIALS_REFUSED, []() { return true; }));
+	EXPECT_FALSE(refused.attempts.Again(AttemptOutcome::REFUSED));
+	EXPECT_FALSE(in_doubt) << "refused answers: nothing took effect";
+
+	RecordedAttempts failing(4);
+	failing.attempts.ReportDoubtTo(in_doubt);
+	int sent = 0;
+	struct Attempt {};
+	Attempt attempt;
+	auto send = [&](Attempt &) {
+		if (++sent == 2) {
+			throw std::runtime_error("the client threw");
+		}
+		return AttemptOutcome::FAILED;
+	};
+	EXPECT_THROW(failing.attempts.Run(attempt, send, [](const Attempt &) { return false; }), std::runtime_error);
+	EXPECT_EQ(sent, 2);
+	EXPECT_TRUE(in_doubt) << "the first attempt failed on the way";
 }

@@ -54,14 +54,12 @@ void ReadHandle::ReadChecked(const ByteRange &range, char *destination, IoStats 
 	auto &reader = *range_reader;
 	stats.Add(Counter::READS_CHECKED);
 	if (!Buffered() || reader.CacheOn()) {
-		stats.Add(Counter::CHECKED_GETS);
-		stats.Add(Counter::READER_REQUESTS);
+		stats.RecordCheckedGet();
 		reader.Read(range, destination);
 		return;
 	}
 	window.Read(range, file_size, destination, [&reader, &stats](const ByteRange &span, char *bytes) {
-		stats.Add(Counter::CHECKED_GETS);
-		stats.Add(Counter::READER_REQUESTS);
+		stats.RecordCheckedGet();
 		reader.ReadWindowed(span, bytes);
 	});
 }

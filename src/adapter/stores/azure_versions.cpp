@@ -30,7 +30,11 @@ static duckdb::unique_ptr<duckdb::HTTPResponse> ProbeBlob(const AzureConnection 
 	RequestAttempts attempts(RetryBackoffOf(*params), params->retries + 1,
 	                         ReadThrottleListeners(*context, stats, streams));
 	params->retries = 0;
-	for (;;) {
+	struct Attempt {
+		duckdb::unique_ptr<duckdb::HTTPResponse> response;
+		bool answered = false;
+	};
+	auto send = [&](Attempt &attempt) {
 		AzureRequest probe;
 		probe.verb = "GET";
 		probe.url = AzureBlobUrl(connection, blob);
@@ -40,15 +44,23 @@ static duckdb::unique_ptr<duckdb::HTTPResponse> ProbeBlob(const AzureConnection 
 		// Failures come back as answers: the attempts are made here.
 		request.try_request = true;
 		stats.Add(Counter::VERSION_REQUESTS);
-		auto response = log.Send(http, request);
-		bool answered = response && !response->HasRequestError();
-		auto outcome = answered && IsThrottling(static_cast<int>(response->status)) ? AttemptOutcome::THROTTLED
-		               : !answered || response->ShouldRetry()                       ? AttemptOutcome::FAILED
-		                                                                            : AttemptOutcome::DONE;
-		if (!attempts.Again(outcome)) {
-			return answered ? std::move(response) : nullptr;
+		attempt.response = log.Send(http, request);
+		attempt.answered = attempt.response && !attempt.response->HasRequestError();
+		if (!attempt.answered) {
+			return AttemptOutcome::FAILED;
 		}
-	}
+		auto &response = *attempt.response;
+		auto outcome = OutcomeOfStatus(static_cast<int>(response.status), string(), response.ShouldRetry());
+		// Any other answer (the blob's byte, 404, 416...) is the probe's: Lookup reads it.
+		return outcome == AttemptOutcome::REFUSED ? AttemptOutcome::DONE : outcome;
+	};
+	// Azure's credentials (an account key, a SAS token) are not refreshed here.
+	auto no_refresh = [](const Attempt &) {
+		return false;
+	};
+	Attempt attempt;
+	attempts.Run(attempt, send, no_refresh);
+	return attempt.answered ? std::move(attempt.response) : nullptr;
 }
 
 static bool VersionFromResponse(const duckdb::HTTPResponse &response, ObjectVersion &version) {

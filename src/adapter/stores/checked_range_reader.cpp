@@ -439,14 +439,8 @@ AttemptOutcome CheckedRangeReader::Judge(const ByteRange &range, Attempt &attemp
 	if (!attempt.answered || !attempt.response) {
 		return AttemptOutcome::FAILED;
 	}
-	auto status = static_cast<int>(attempt.response->status);
-	if (RefusesCredentials(status, XmlElement(attempt.error_body, "Code"))) {
-		return AttemptOutcome::CREDENTIALS_REFUSED;
-	}
-	if (IsThrottling(status)) {
-		return AttemptOutcome::THROTTLED;
-	}
-	return attempt.response->ShouldRetry() ? AttemptOutcome::FAILED : AttemptOutcome::REFUSED;
+	return OutcomeOfStatus(static_cast<int>(attempt.response->status), XmlElement(attempt.error_body, "Code"),
+	                       attempt.response->ShouldRetry());
 }
 
 void CheckedRangeReader::Refuse(const ByteRange &range, const Attempt &attempt, const RequestAttempts &attempts) {

@@ -114,11 +114,9 @@ AttemptOutcome S3StandInGet::Judge(const Attempt &attempt) {
 	if (!response || response->HasRequestError()) {
 		return AttemptOutcome::REFUSED; // the open goes on as without it
 	}
-	auto status = static_cast<int>(response->status);
-	if (RefusesCredentials(status, XmlElement(attempt.error_body, "Code"))) {
-		return AttemptOutcome::CREDENTIALS_REFUSED;
-	}
-	return IsThrottling(status) ? AttemptOutcome::THROTTLED : AttemptOutcome::DONE;
+	auto outcome = OutcomeOfStatus(static_cast<int>(response->status), XmlElement(attempt.error_body, "Code"), false);
+	// Any other answer (a success, or a refusal such as 404) is the stand-in's: the open reads it as its own.
+	return outcome == AttemptOutcome::REFUSED ? AttemptOutcome::DONE : outcome;
 }
 
 S3StandInGet::Answer S3StandInGet::Send(const Sign &sign, uint64_t max_body) {

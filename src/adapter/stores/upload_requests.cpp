@@ -51,49 +51,62 @@ ClientPool &UploadRequests::ClientsFor(const duckdb::BaseRequest &request) {
 	return shared ? shared->For(request.proto_host_port) : clients;
 }
 
+//! One attempt of a request: what it was sent as and on, and its answer or the failure httpfs threw.
+struct UploadRequests::Attempt {
+	duckdb::BaseRequest *request = nullptr;
+	//! The generation of the credentials it was signed with.
+	uint64_t signed_with = 0;
+	//! A kept connection, given back only after a clean answer.
+	unique_ptr<duckdb::HTTPClient> client;
+	unique_ptr<duckdb::HTTPResponse> response;
+	std::exception_ptr failure;
+};
+
+AttemptOutcome UploadRequests::Send(const MakeRequest &make, Attempt &attempt) {
+	auto &request = make(*single_attempt, attempt.signed_with);
+	attempt.request = &request;
+	auto &pool = ClientsFor(request);
+	attempt.client = pool.Take();
+	AttemptOutcome outcome;
+	// httpfs throws what it would retry (no answer, 5xx, 429...) and answers a refusal (403, 404...).
+	try {
+		attempt.response = log.Send(http, request, &attempt.client);
+		outcome = Judge(attempt.response.get(), request);
+	} catch (duckdb::IOException &error) {
+		attempt.failure = std::current_exception();
+		outcome = OutcomeOfStatus(HttpStatusOf(error), string(), true);
+	} catch (duckdb::HTTPException &error) {
+		attempt.failure = std::current_exception();
+		outcome = OutcomeOfStatus(HttpStatusOf(error), string(), true);
+	}
+	if (outcome == AttemptOutcome::DONE) {
+		pool.GiveBack(std::move(attempt.client));
+	}
+	return outcome;
+}
+
 unique_ptr<duckdb::HTTPResponse> UploadRequests::SendAttempts(const MakeRequest &make, const string &what,
                                                               uint64_t min_attempts, bool &in_doubt) {
 	RequestAttempts attempts(RetryBackoffOf(*params, MAX_RETRY_WAIT_MS),
 	                         std::max<uint64_t>(params->retries + 1, min_attempts), throttle_listeners);
-	for (;;) {
-		uint64_t signed_with = 0;
-		auto &request = make(*single_attempt, signed_with);
-		auto &pool = ClientsFor(request);
-		auto client = pool.Take();
-		unique_ptr<duckdb::HTTPResponse> response;
-		std::exception_ptr failure;
-		AttemptOutcome outcome;
-		// httpfs throws what it would retry (no answer, 5xx, 429...) and answers a refusal (403, 404...).
-		try {
-			response = log.Send(http, request, &client);
-			outcome = Judge(response.get(), request);
-		} catch (duckdb::IOException &error) {
-			failure = std::current_exception();
-			outcome = IsThrottling(HttpStatusOf(error)) ? AttemptOutcome::THROTTLED : AttemptOutcome::FAILED;
-		} catch (duckdb::HTTPException &error) {
-			failure = std::current_exception();
-			outcome = IsThrottling(HttpStatusOf(error)) ? AttemptOutcome::THROTTLED : AttemptOutcome::FAILED;
-		}
-		if (outcome == AttemptOutcome::DONE) {
-			pool.GiveBack(std::move(client));
-			return response;
-		}
-		auto refresh = [&]() {
-			return refresh_credentials && refresh_credentials(signed_with);
-		};
-		bool again = attempts.Again(outcome, refresh);
-		in_doubt = in_doubt || attempts.InDoubt();
-		if (again) {
-			continue;
-		}
-		if (!failure) {
-			Check(response.get(), request, what); // throws: the answer is a refusal
-		}
-		try {
-			std::rethrow_exception(failure);
-		} catch (std::exception &error) {
-			Rethrow(error, request, what);
-		}
+	attempts.ReportDoubtTo(in_doubt);
+	Attempt attempt;
+	auto send = [&](Attempt &sent) {
+		return Send(make, sent);
+	};
+	auto refresh = [&](const Attempt &refused) {
+		return refresh_credentials && refresh_credentials(refused.signed_with);
+	};
+	if (attempts.Run(attempt, send, refresh) == AttemptOutcome::DONE) {
+		return std::move(attempt.response);
+	}
+	if (!attempt.failure) {
+		Check(attempt.response.get(), *attempt.request, what); // throws: the answer is a refusal
+	}
+	try {
+		std::rethrow_exception(attempt.failure);
+	} catch (std::exception &error) {
+		Rethrow(error, *attempt.request, what);
 	}
 }
 
@@ -109,12 +122,9 @@ AttemptOutcome UploadRequests::Judge(const duckdb::HTTPResponse *response, const
 	if (response->Success()) {
 		return AttemptOutcome::DONE;
 	}
-	auto status = static_cast<int>(response->status);
-	if (RefusesCredentials(status, XmlElement(AnswerBody(*response, request), "Code"))) {
-		return AttemptOutcome::CREDENTIALS_REFUSED;
-	}
 	// Answered, not thrown: httpfs would not retry it either.
-	return IsThrottling(status) ? AttemptOutcome::THROTTLED : AttemptOutcome::REFUSED;
+	return OutcomeOfStatus(static_cast<int>(response->status), XmlElement(AnswerBody(*response, request), "Code"),
+	                       false);
 }
 
 void UploadRequests::Rethrow(const std::exception &error, duckdb::BaseRequest &request, const string &what) {

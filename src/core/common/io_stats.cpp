@@ -20,6 +20,11 @@ void IoStats::RecordPassThrough() {
 	Add(Counter::READER_REQUESTS);
 }
 
+void IoStats::RecordCheckedGet() {
+	Add(Counter::CHECKED_GETS);
+	Add(Counter::READER_REQUESTS);
+}
+
 void IoStats::RecordSplit(uint64_t fanout) {
 	Add(Counter::READS_SPLIT);
 	fanout_histogram[std::min<uint64_t>(fanout, MAX_FANOUT_LIMIT)].fetch_add(1, RELAXED);

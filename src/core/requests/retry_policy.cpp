@@ -41,6 +41,16 @@ bool RefusesCredentials(int status, const std::string &code) {
 	       code == "InvalidAccessKeyId" || code == "SignatureDoesNotMatch";
 }
 
+AttemptOutcome OutcomeOfStatus(int status, const std::string &error_code, bool retried_by_httpfs) {
+	if (RefusesCredentials(status, error_code)) {
+		return AttemptOutcome::CREDENTIALS_REFUSED;
+	}
+	if (IsThrottling(status)) {
+		return AttemptOutcome::THROTTLED;
+	}
+	return retried_by_httpfs ? AttemptOutcome::FAILED : AttemptOutcome::REFUSED;
+}
+
 double RetryJitter() {
 	thread_local std::minstd_rand generator(std::random_device {}());
 	return std::uniform_real_distribution<double>(0, 1)(generator);
@@ -71,6 +81,9 @@ bool RequestAttempts::Again(AttemptOutcome outcome, const std::function<bool()> 
 		return true;
 	}
 	in_doubt = true; // FAILED or THROTTLED: it may have reached the store
+	if (doubt_reported_to) {
+		*doubt_reported_to = true;
+	}
 	auto allowed = max_attempts > 1 ? max_attempts + std::min(throttled, THROTTLED_EXTRA_ATTEMPTS) : max_attempts;
 	if (number >= allowed) {
 		return false;

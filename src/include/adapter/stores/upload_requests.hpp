@@ -67,8 +67,12 @@ public:
 private:
 	UploadRequests(std::string path, duckdb::HTTPUtil &http, duckdb::unique_ptr<duckdb::HTTPParams> params,
 	               duckdb::unique_ptr<duckdb::HTTPParams> single_attempt, std::shared_ptr<HostClientPools> shared);
+	struct Attempt;
+
 	//! Where `request` takes a kept connection and gives it back: the transaction's, else this upload's own.
 	ClientPool &ClientsFor(const duckdb::BaseRequest &request);
+	//! Sends one attempt of the request `make` builds into `attempt`: what it came to.
+	AttemptOutcome Send(const MakeRequest &make, Attempt &attempt);
 	//! What an attempt of `request` answered `response` came to.
 	static AttemptOutcome Judge(const duckdb::HTTPResponse *response, const duckdb::BaseRequest &request);
 	[[noreturn]] void Rethrow(const std::exception &error, duckdb::BaseRequest &request, const std::string &what);

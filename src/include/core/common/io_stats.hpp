@@ -200,6 +200,8 @@ public:
 	void RecordRead(uint64_t bytes);
 	//! The wrapped filesystem read (part of) a Read call unchanged.
 	void RecordPassThrough();
+	//! A checked GET was sent for (part of) a Read call (CheckedRangeReader).
+	void RecordCheckedGet();
 	//! (Part of) a Read call was split into sub-reads with this fan-out; each sub-read counts as a request.
 	void RecordSplit(uint64_t fanout);
 	void RecordWrite(uint64_t bytes);

@@ -74,6 +74,12 @@ enum class AttemptOutcome : uint8_t {
 	CREDENTIALS_REFUSED
 };
 
+//! What an answer that is not the one asked for comes to, by its status and the store's error code (the Code of S3's
+//! error document): CREDENTIALS_REFUSED (RefusesCredentials), THROTTLED (IsThrottling), FAILED when httpfs would send
+//! it again (`retried_by_httpfs`: HTTPResponse::ShouldRetry, a request error or a status such as 500), else REFUSED.
+//! Each sender tells first which answers are the one asked for.
+AttemptOutcome OutcomeOfStatus(int status, const std::string &error_code, bool retried_by_httpfs);
+
 //! Who hears of throttled answers; any may be null. The stats count them and the time waited, the streams of the
 //! database's reads or of its uploads are halved (StreamController::Throttled), the hedging policy sends no hedge for a
 //! while (a hedge is one more request to a store that asked for fewer).
@@ -128,6 +134,11 @@ public:
 	bool InDoubt() const {
 		return in_doubt;
 	}
+	//! Sets `flag` too when the request becomes in doubt (InDoubt), as it does: the caller knows it even when a later
+	//! attempt ends in an exception that leaves Run.
+	void ReportDoubtTo(bool &flag) {
+		doubt_reported_to = &flag;
+	}
 
 	//! How waits are slept (tests record them instead).
 	std::function<void(std::chrono::milliseconds)> sleep;
@@ -141,6 +152,7 @@ private:
 	const ThrottleListeners listeners;
 	uint64_t number = 1;
 	bool in_doubt = false;
+	bool *doubt_reported_to = nullptr;
 	bool refreshed = false;
 	uint64_t throttled = 0;
 };
