@@ -5,11 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -305,6 +307,65 @@ TEST_F(CachedReadTest, AReadWaitingOnAFetchThatFailsFetchesTheBlockItself) {
 	EXPECT_EQ(held.Calls(), 2) << "the waiting read fetched the block once the fetch it waited on failed";
 	EXPECT_TRUE(object.Holds(read, second_bytes));
 	EXPECT_EQ(stats.Snapshot().Get(Counter::CACHE_FETCHES_SHARED), 0u);
+	EXPECT_EQ(cache->Fetching().Count(), 0u);
+}
+
+TEST_F(CachedReadTest, AReadWaitingOnAFetchThatNeverEndsStopsWhenCancelled) {
+	FakeObject object(3 * BLOCK);
+	HeldFetch held(object);
+	ByteRange read {BLOCK + 10, 100};
+	std::vector<char> first_bytes(read.length);
+	std::thread first(
+	    [&]() { ReadThroughBlockCache(*cache, key, object.size, read, first_bytes.data(), stats, held.Fetch()); });
+	ASSERT_TRUE(held.WaitForCalls(1));
+	std::atomic<bool> cancel {false};
+	std::atomic<bool> ended {false};
+	std::atomic<bool> threw {false};
+	std::chrono::steady_clock::time_point ended_at;
+	std::thread second([&]() {
+		// Its buffer goes when the wait ends: the fetch ending later must not write into it.
+		auto bytes = std::unique_ptr<std::vector<char>>(new std::vector<char>(read.length));
+		try {
+			ReadThroughBlockCache(*cache, key, object.size, read, bytes->data(), stats, held.Fetch(),
+			                      [&]() { return cancel.load(); });
+		} catch (BlockWaitCancelled &) {
+			threw = true;
+		}
+		ended_at = std::chrono::steady_clock::now();
+		ended = true;
+	});
+	WaitForMisses(2);
+	EXPECT_FALSE(ended.load()) << "the waiter ended before the fetch or its cancellation";
+	auto cancelled_at = std::chrono::steady_clock::now();
+	cancel = true;
+	second.join();
+	EXPECT_TRUE(threw);
+	EXPECT_LT(ended_at - cancelled_at, std::chrono::seconds(1)) << "the wait outlived its cancellation";
+	EXPECT_EQ(held.Calls(), 1) << "the cancelled read fetched the block itself";
+	held.Release();
+	first.join();
+	EXPECT_TRUE(object.Holds(read, first_bytes));
+	EXPECT_EQ(cache->Fetching().Count(), 0u);
+}
+
+TEST_F(CachedReadTest, HeldBlocksStopWaitingWhenCancelled) {
+	FakeObject object(2 * BLOCK);
+	HeldFetch held(object);
+	std::vector<char> fetched_bytes(100);
+	std::thread fetching([&]() {
+		ReadThroughBlockCache(*cache, key, object.size, ByteRange {BLOCK, 100}, fetched_bytes.data(), stats,
+		                      held.Fetch());
+	});
+	ASSERT_TRUE(held.WaitForCalls(1));
+	std::vector<char> held_bytes(100);
+	auto started = std::chrono::steady_clock::now();
+	EXPECT_THROW(ReadHeldBlocks(*cache, key, object.size, ByteRange {BLOCK + 50, 100}, held_bytes.data(), stats,
+	                            []() { return true; }),
+	             BlockWaitCancelled);
+	EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(1));
+	held.Release();
+	fetching.join();
+	EXPECT_EQ(held.Calls(), 1);
 	EXPECT_EQ(cache->Fetching().Count(), 0u);
 }
 

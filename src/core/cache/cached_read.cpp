@@ -69,7 +69,7 @@ ByteRange BlockSpan(const ByteRange &range, uint64_t object_size) {
 }
 
 bool ReadThroughBlockCache(BlockCache &cache, CacheKey key, uint64_t object_size, const ByteRange &range,
-                           char *destination, IoStats &stats, const BlockFetch &fetch) {
+                           char *destination, IoStats &stats, const BlockFetch &fetch, const CancelCheck &cancelled) {
 	if (range.length == 0) {
 		return true;
 	}
@@ -120,7 +120,7 @@ bool ReadThroughBlockCache(BlockCache &cache, CacheKey key, uint64_t object_size
 	}
 	std::vector<uint64_t> failed;
 	for (auto &other : awaited) {
-		auto bytes = other.fetch->Wait();
+		auto bytes = other.fetch->Wait(cancelled);
 		if (!bytes) {
 			failed.push_back(other.index); // that fetch failed: this read fetches the block itself
 			continue;
@@ -138,7 +138,7 @@ bool ReadThroughBlockCache(BlockCache &cache, CacheKey key, uint64_t object_size
 }
 
 bool ReadHeldBlocks(BlockCache &cache, const CacheKey &key, uint64_t object_size, const ByteRange &range,
-                    char *destination, IoStats &stats) {
+                    char *destination, IoStats &stats, const CancelCheck &cancelled) {
 	auto span = BlockSpan(range, object_size);
 	auto first = span.offset / BLOCK;
 	auto end = (span.End() + BLOCK - 1) / BLOCK;
@@ -155,7 +155,7 @@ bool ReadHeldBlocks(BlockCache &cache, const CacheKey &key, uint64_t object_size
 		awaited.push_back(AwaitedBlock {index, std::move(fetch)});
 	}
 	for (auto &other : awaited) {
-		auto bytes = other.fetch->Wait();
+		auto bytes = other.fetch->Wait(cancelled);
 		if (!bytes) {
 			return false;
 		}

@@ -29,15 +29,16 @@ ByteRange BlockSpan(const ByteRange &range, uint64_t object_size);
 //! block it touches is held (no fetch), else with one `fetch` of the whole blocks from the first one missing to the
 //! last, which are then handed to the cache's writer. Counts hits, misses and bytes served in `stats`. False when
 //! the cache refuses blocks (its writes failed: disk full, directory gone): the bytes are right, the caller stops
-//! using the cache.
+//! using the cache. A block another read is fetching is waited for until `cancelled` says so: BlockWaitCancelled.
 bool ReadThroughBlockCache(BlockCache &cache, CacheKey key, uint64_t object_size, const ByteRange &range,
-                           char *destination, IoStats &stats, const BlockFetch &fetch);
+                           char *destination, IoStats &stats, const BlockFetch &fetch,
+                           const CancelCheck &cancelled = nullptr);
 
 //! Reads `range` of the object version `key` into `destination` from the cache when it holds every block the range
 //! touches (counted as hits), and nothing else: false, with no miss counted, when one is not held (or is found
-//! corrupt, then removed): the caller fetches the range itself.
+//! corrupt, then removed): the caller fetches the range itself. Waits as ReadThroughBlockCache.
 bool ReadHeldBlocks(BlockCache &cache, const CacheKey &key, uint64_t object_size, const ByteRange &range,
-                    char *destination, IoStats &stats);
+                    char *destination, IoStats &stats, const CancelCheck &cancelled = nullptr);
 
 //! Hands the blocks of `key` that lie wholly within `held` (bytes of the object, e.g. a tail GET's) and that the cache
 //! does not hold yet to its writer, copied. False when the cache refuses blocks (as ReadThroughBlockCache).
