@@ -91,8 +91,10 @@ bool TrustedAndTailHeld(ExtensionState &state, const IoSettings &settings, const
 	                 cache->Holds(key, TailPieceIndex(ParquetFooter::DuckDBTailReadSize(trusted.size))));
 }
 
-void FillInBackground(IoPool &pool, std::shared_ptr<CheckedRangeReader> reader, const ByteRange &range) {
-	pool.Submit([reader, range]() {
+void FillInBackground(IoPool &pool, std::shared_ptr<CheckedRangeReader> reader, const ByteRange &range,
+                      uint64_t object_size) {
+	// Whole blocks: a read of part of a block would keep that part alone (a piece).
+	pool.Submit([reader, range = BlockSpan(range, object_size)]() {
 		string bytes(range.length, '\0');
 		try {
 			reader->Read(range, &bytes[0]);
