@@ -133,7 +133,15 @@ class Warm:
     workloads: tuple = ("lineitem-projection", "glob-agg", "blob")  # names in bench/workloads.py WORKLOADS
     profiles: tuple = ("region",)
     # The order each point runs them in (bench/warm_bench.py names the three with the cache).
-    configs: tuple = ("native", "httpfs2", "httpfs2 cache cold", "httpfs2 cache warm", "httpfs2 cache trusted", "local")
+    configs: tuple = (
+        "native",
+        "httpfs2",
+        "httpfs2 cache cold",
+        "httpfs2 cache warm",
+        "httpfs2 cache trusted",
+        "local",
+        "httpfs2 cache cold x2",
+    )
     threads: tuple = (1,)
     clients: tuple = ("curl",)
     timeout: float = 1800

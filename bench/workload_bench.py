@@ -77,16 +77,11 @@ def prepare(run, rig, workloads, upload=True) -> dict:
     return answers
 
 
-def measure(
-    run, rig, row: dict, w, config, expect: list, timeout: float, base=None, load=(), watch=None, spec_extra=None
-):
-    """One fresh worker running w under config; writes its row. base: where `{base}` points (default: the cached data
-    for `local`, else the bucket); load: extensions LOADed after httpfs and before httpfs2; watch: a context manager
-    around the worker, given the row to add to (bench/connections.py); spec_extra: worker spec keys over these
-    (bench/pressure_bench.py: the secret on its proxy, a rotation, keep_going)."""
+def worker_spec(run, rig, row: dict, w, config, expect: list, base=None, load=(), spec_extra=None) -> dict:
+    """What a worker running w under config is given (measure says what the arguments are)."""
     base = base or (str(data.CACHE) if config.local else f"s3://{rig.bucket}")
     extensions = run.extensions(config)
-    spec = {
+    return {
         "load": extensions[:1] + list(load) + extensions[1:],
         "file_cache": row["file_cache"],
         "threads": row["duckdb_threads"],
@@ -100,6 +95,16 @@ def measure(
         ],
         "watch": {"access_log": str(rig.access_log_path), "proxy_pid": rig.toxiproxy.pid},
     } | (spec_extra or {})
+
+
+def measure(
+    run, rig, row: dict, w, config, expect: list, timeout: float, base=None, load=(), watch=None, spec_extra=None
+):
+    """One fresh worker running w under config; writes its row. base: where `{base}` points (default: the cached data
+    for `local`, else the bucket); load: extensions LOADed after httpfs and before httpfs2; watch: a context manager
+    around the worker, given the row to add to (bench/connections.py); spec_extra: worker spec keys over these
+    (bench/pressure_bench.py: the secret on its proxy, a rotation, keep_going)."""
+    spec = worker_spec(run, rig, row, w, config, expect, base, load, spec_extra)
     cpu_before = rig.server_cpu_seconds()
     with watch(row) if watch else contextlib.nullcontext():
         result = run_worker(spec, timeout, f"{w.name} {config.name}", run.out / "worker-spec.json", run.python(config))

@@ -10,12 +10,15 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from helpers import blob_sha, enable, gets_by_key, server_requests, sha256, stats
+from hostile import PREFIX
 from rig.paths import REPO_ROOT
 
 MiB = 1 << 20
@@ -555,3 +558,61 @@ def test_a_write_through_httpfs2_drops_the_trusted_version_of_the_path_it_wrote(
     con.execute(f"COPY (SELECT range * 2 AS a FROM range(400000)) TO '{url}' (FORMAT csv)")
     assert version_records(directory) == []
     assert con.execute(f"SELECT sum(a) FROM '{url}'").fetchone()[0] == 2 * sum(range(400000))
+
+
+def test_a_read_waiting_for_another_reads_fetch_of_its_blocks_ends_at_an_interrupt(
+    connect, rig, hostile_s3, data, normal_proxies, tmp_path
+):
+    """Two connections of one database read one object through the cache: the second waits for the blocks the
+    first is fetching rather than fetching them again. The first's GET stalls; an interrupt of the second ends its
+    wait at once (not when the stalled GET answers), and the first still reads the object right."""
+    stall = 8.0
+    # A read passed to httpfs does not go through the cache: the read is split (each piece a read through it).
+    setup = cache_setup(tmp_path, read_ahead=False) + ["SET httpfs2_hedge_reads = false"]
+    fetching = connect("httpfs2").con
+    waiting = fetching.cursor()  # one database: one cache, whose fetches under way its connections share
+    for con in (fetching, waiting):
+        for statement in setup:
+            con.execute(statement)
+    url = rig.url(PREFIX + "blob4.bin")
+    sql = f"SELECT sha256(content) FROM read_blob('{url}')"
+    # Only the first range GET stalls: the fetching read's; opens (a HEAD, a tail GET) are not held.
+    hostile_s3.stall_seconds = stall
+    hostile_s3.stall_every = 1
+    hostile_s3.stall_max = 1
+    hostile_s3.stall_kinds = {"get"}
+    hostile_s3.mode = "stall_first_byte"
+    outcomes = {}
+
+    def run(name, con):
+        try:
+            outcomes[name] = con.execute(sql).fetchall()
+        except Exception as error:  # reported to the test, whatever it is
+            outcomes[name] = error
+        outcomes[name + "_end"] = time.monotonic()
+
+    first = threading.Thread(target=run, args=("fetching", fetching), daemon=True)
+    first.start()
+    deadline = time.monotonic() + 10
+    while hostile_s3.counts.get("hit:stall_first_byte", 0) == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert hostile_s3.counts.get("hit:stall_first_byte", 0) == 1, hostile_s3.counts
+    gets_before = hostile_s3.counts.get("object_gets", 0)
+    second = threading.Thread(target=run, args=("waiting", waiting), daemon=True)
+    second.start()
+    time.sleep(1.5)
+    assert "waiting" not in outcomes, f"the second read did not wait: {outcomes.get('waiting')}"
+    interrupted_at = time.monotonic()
+    waiting.interrupt()
+    second.join(stall)
+    assert not second.is_alive(), "the interrupted read went on waiting"
+    assert outcomes["waiting_end"] - interrupted_at < 2.0, "the wait outlived the interrupt"
+    assert isinstance(outcomes["waiting"], duckdb.InterruptException), outcomes["waiting"]
+    assert first.is_alive(), "the fetch it waited for had ended: the test proves nothing"
+    # The waiting read sent no range GET of its own: it waited for the blocks being fetched.
+    ranged = hostile_s3.counts.get("object_gets", 0) - gets_before
+    first.join(stall + 30)
+    assert outcomes["fetching"] == [(data.sha("blob4.bin"),)]
+    assert ranged <= 1, f"{ranged} GETs of the waiting read (at most its tail)"
+    hostile_s3.mode = "normal"
+    assert waiting.execute(sql).fetchall() == [(data.sha("blob4.bin"),)]

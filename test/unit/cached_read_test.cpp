@@ -5,11 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -121,20 +123,44 @@ protected:
 
 } // namespace
 
-TEST_F(CachedReadTest, AMissFetchesWholeBlocksAndAWarmReadFetchesNothing) {
-	FakeObject object(3 * BLOCK + 100);
-	Read(object, ByteRange {BLOCK + 10, 1000});
+TEST_F(CachedReadTest, AMissFetchesTheBytesAskedAndAWarmReadWithinThemFetchesNothing) {
+	FakeObject object(4 * BLOCK + 100);
+	// Part of block 1, block 2 whole, part of block 3: one fetch of the bytes asked, not widened to blocks.
+	ByteRange first {BLOCK + 10, 2 * BLOCK};
+	Read(object, first);
 	ASSERT_EQ(object.fetched.size(), 1u);
-	EXPECT_EQ(object.fetched[0].offset, BLOCK);
-	EXPECT_EQ(object.fetched[0].length, BLOCK);
-	Read(object, ByteRange {BLOCK + 500, BLOCK - 500});
+	EXPECT_EQ(object.fetched[0].offset, first.offset);
+	EXPECT_EQ(object.fetched[0].length, first.length);
+	Read(object, ByteRange {BLOCK + 500, BLOCK});
+	Read(object, ByteRange {2 * BLOCK, BLOCK + 10});
 	EXPECT_EQ(object.fetched.size(), 1u);
 	auto snapshot = stats.Snapshot();
-	EXPECT_EQ(snapshot.Get(Counter::CACHE_MISSES), 1u);
-	EXPECT_EQ(snapshot.Get(Counter::CACHE_HITS), 1u);
-	EXPECT_EQ(snapshot.Get(Counter::CACHE_BYTES_SERVED), BLOCK - 500);
+	EXPECT_EQ(snapshot.Get(Counter::CACHE_MISSES), 3u);
+	EXPECT_EQ(snapshot.Get(Counter::CACHE_HITS), 4u);
+	EXPECT_EQ(snapshot.Get(Counter::CACHE_BYTES_SERVED), 2 * BLOCK + 10);
 	cache->Flush();
-	EXPECT_EQ(cache->Counters().bytes_written, BLOCK);
+	EXPECT_EQ(cache->Counters().bytes_written, first.length);
+	// Bytes of a block the first read did not ask for are fetched, exactly.
+	Read(object, ByteRange {BLOCK, 20});
+	ASSERT_EQ(object.fetched.size(), 2u);
+	EXPECT_EQ(object.fetched[1].offset, BLOCK);
+	EXPECT_EQ(object.fetched[1].length, 20u);
+}
+
+TEST_F(CachedReadTest, PiecesHeldOfABlockServeAReadTheyCoverTogether) {
+	FakeObject object(2 * BLOCK);
+	// Two column chunks read one by one, then in one span (another scan's read-ahead, another process).
+	Read(object, ByteRange {BLOCK + 100, 5000});
+	Read(object, ByteRange {BLOCK + 3000, 9000});
+	Read(object, ByteRange {BLOCK + 200, 10000});
+	EXPECT_EQ(object.fetched.size(), 2u);
+	cache->Flush();
+	Read(object, ByteRange {BLOCK + 150, 11850});
+	EXPECT_EQ(object.fetched.size(), 2u) << "served from the pieces on disk";
+	Read(object, ByteRange {BLOCK + 50, 100});
+	ASSERT_EQ(object.fetched.size(), 3u) << "bytes before the first piece";
+	Read(object, ByteRange {BLOCK + 11000, 2000});
+	ASSERT_EQ(object.fetched.size(), 4u) << "bytes past the last piece";
 }
 
 TEST_F(CachedReadTest, TheLastBlockIsShortAndOnlyMissingBlocksAreFetched) {
@@ -232,8 +258,8 @@ TEST_F(CachedReadTest, ATailFillsTheBlocksItHoldsWholeAndAReadOfThemFetchesNothi
 	EXPECT_TRUE(object.fetched.empty());
 	Read(object, ByteRange {3 * BLOCK - 10, 20});
 	ASSERT_EQ(object.fetched.size(), 1u);
-	EXPECT_EQ(object.fetched[0].offset, 2 * BLOCK);
-	EXPECT_EQ(object.fetched[0].length, BLOCK) << "only the block missing";
+	EXPECT_EQ(object.fetched[0].offset, 3 * BLOCK - 10);
+	EXPECT_EQ(object.fetched[0].length, 10u) << "only the part of block 2 missing";
 }
 
 TEST_F(CachedReadTest, HeldBlocksAloneServeAReadAndAMissingOneFetchesNothing) {
@@ -242,7 +268,7 @@ TEST_F(CachedReadTest, HeldBlocksAloneServeAReadAndAMissingOneFetchesNothing) {
 	std::vector<char> bytes(across.length);
 	EXPECT_FALSE(ReadHeldBlocks(*cache, key, object.size, across, bytes.data(), stats));
 	EXPECT_EQ(stats.Snapshot().Get(Counter::CACHE_MISSES), 0u) << "a miss is the caller's fetch to count";
-	Read(object, ByteRange {2 * BLOCK, 10}); // block 2 alone
+	Read(object, ByteRange {2 * BLOCK, BLOCK}); // block 2 alone
 	cache->Flush();
 	EXPECT_FALSE(ReadHeldBlocks(*cache, key, object.size, across, bytes.data(), stats)) << "block 3 is not held";
 	Read(object, ByteRange {3 * BLOCK, 100});
@@ -258,8 +284,9 @@ TEST_F(CachedReadTest, HeldBlocksAloneServeAReadAndAMissingOneFetchesNothing) {
 TEST_F(CachedReadTest, TwoReadsMissingTheSameBlockAtOnceShareOneFetch) {
 	FakeObject object(3 * BLOCK);
 	HeldFetch held(object);
-	ByteRange first_read {BLOCK + 10, 100};
-	ByteRange second_read {BLOCK + 5000, 3000};
+	// The first read fetches block 1 whole (and parts of blocks 0 and 2), the second wants block 1.
+	ByteRange first_read {BLOCK - 10, BLOCK + 20};
+	ByteRange second_read {BLOCK, BLOCK};
 	std::vector<char> first_bytes(first_read.length), second_bytes(second_read.length);
 	std::thread first([&]() {
 		ReadThroughBlockCache(*cache, key, object.size, first_read, first_bytes.data(), stats, held.Fetch());
@@ -268,7 +295,7 @@ TEST_F(CachedReadTest, TwoReadsMissingTheSameBlockAtOnceShareOneFetch) {
 	std::thread second([&]() {
 		ReadThroughBlockCache(*cache, key, object.size, second_read, second_bytes.data(), stats, held.Fetch());
 	});
-	WaitForMisses(2);
+	WaitForMisses(4);
 	EXPECT_EQ(held.Calls(), 1) << "the second read sent a fetch of a block being fetched";
 	held.Release();
 	first.join();
@@ -308,6 +335,65 @@ TEST_F(CachedReadTest, AReadWaitingOnAFetchThatFailsFetchesTheBlockItself) {
 	EXPECT_EQ(cache->Fetching().Count(), 0u);
 }
 
+TEST_F(CachedReadTest, AReadWaitingOnAFetchThatNeverEndsStopsWhenCancelled) {
+	FakeObject object(3 * BLOCK);
+	HeldFetch held(object);
+	ByteRange read {BLOCK + 10, 100};
+	std::vector<char> first_bytes(read.length);
+	std::thread first(
+	    [&]() { ReadThroughBlockCache(*cache, key, object.size, read, first_bytes.data(), stats, held.Fetch()); });
+	ASSERT_TRUE(held.WaitForCalls(1));
+	std::atomic<bool> cancel {false};
+	std::atomic<bool> ended {false};
+	std::atomic<bool> threw {false};
+	std::chrono::steady_clock::time_point ended_at;
+	std::thread second([&]() {
+		// Its buffer goes when the wait ends: the fetch ending later must not write into it.
+		auto bytes = std::unique_ptr<std::vector<char>>(new std::vector<char>(read.length));
+		try {
+			ReadThroughBlockCache(*cache, key, object.size, read, bytes->data(), stats, held.Fetch(),
+			                      [&]() { return cancel.load(); });
+		} catch (BlockWaitCancelled &) {
+			threw = true;
+		}
+		ended_at = std::chrono::steady_clock::now();
+		ended = true;
+	});
+	WaitForMisses(2);
+	EXPECT_FALSE(ended.load()) << "the waiter ended before the fetch or its cancellation";
+	auto cancelled_at = std::chrono::steady_clock::now();
+	cancel = true;
+	second.join();
+	EXPECT_TRUE(threw);
+	EXPECT_LT(ended_at - cancelled_at, std::chrono::seconds(1)) << "the wait outlived its cancellation";
+	EXPECT_EQ(held.Calls(), 1) << "the cancelled read fetched the block itself";
+	held.Release();
+	first.join();
+	EXPECT_TRUE(object.Holds(read, first_bytes));
+	EXPECT_EQ(cache->Fetching().Count(), 0u);
+}
+
+TEST_F(CachedReadTest, HeldBlocksStopWaitingWhenCancelled) {
+	FakeObject object(2 * BLOCK);
+	HeldFetch held(object);
+	std::vector<char> fetched_bytes(BLOCK);
+	std::thread fetching([&]() {
+		ReadThroughBlockCache(*cache, key, object.size, ByteRange {BLOCK, BLOCK}, fetched_bytes.data(), stats,
+		                      held.Fetch());
+	});
+	ASSERT_TRUE(held.WaitForCalls(1));
+	std::vector<char> held_bytes(100);
+	auto started = std::chrono::steady_clock::now();
+	EXPECT_THROW(ReadHeldBlocks(*cache, key, object.size, ByteRange {BLOCK + 50, 100}, held_bytes.data(), stats,
+	                            []() { return true; }),
+	             BlockWaitCancelled);
+	EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(1));
+	held.Release();
+	fetching.join();
+	EXPECT_EQ(held.Calls(), 1);
+	EXPECT_EQ(cache->Fetching().Count(), 0u);
+}
+
 TEST_F(CachedReadTest, AReadSpanningABlockBeingFetchedFetchesOnlyTheOthers) {
 	FakeObject object(4 * BLOCK);
 	HeldFetch held(object);
@@ -327,7 +413,10 @@ TEST_F(CachedReadTest, AReadSpanningABlockBeingFetchedFetchesOnlyTheOthers) {
 	first.join();
 	second.join();
 	ASSERT_EQ(object.fetched.size(), 2u);
-	EXPECT_EQ(object.fetched[0].length + object.fetched[1].length, 2 * BLOCK) << "blocks 1 and 2, each once";
+	// Released at once: the fetches end in either order.
+	auto second_fetch = object.fetched[0].offset == BLOCK ? object.fetched[1] : object.fetched[0];
+	EXPECT_EQ(second_fetch.offset, 2 * BLOCK) << "block 1 is waited for";
+	EXPECT_EQ(second_fetch.length, BLOCK - 100) << "the part of block 2 asked for alone";
 	EXPECT_TRUE(object.Holds(ByteRange {BLOCK, BLOCK}, first_bytes));
 	second_bytes.resize(2 * BLOCK - 200);
 	EXPECT_TRUE(object.Holds(ByteRange {BLOCK + 100, 2 * BLOCK - 200}, second_bytes));
@@ -336,9 +425,9 @@ TEST_F(CachedReadTest, AReadSpanningABlockBeingFetchedFetchesOnlyTheOthers) {
 TEST_F(CachedReadTest, HeldBlocksWaitForABlockBeingFetched) {
 	FakeObject object(2 * BLOCK);
 	HeldFetch held(object);
-	std::vector<char> fetched_bytes(100), held_bytes(100);
+	std::vector<char> fetched_bytes(BLOCK), held_bytes(100);
 	std::thread fetching([&]() {
-		ReadThroughBlockCache(*cache, key, object.size, ByteRange {BLOCK, 100}, fetched_bytes.data(), stats,
+		ReadThroughBlockCache(*cache, key, object.size, ByteRange {BLOCK, BLOCK}, fetched_bytes.data(), stats,
 		                      held.Fetch());
 	});
 	ASSERT_TRUE(held.WaitForCalls(1));
@@ -382,8 +471,8 @@ TEST_F(CachedReadTest, ATailPieceServesReadsWithinItAndIsNoBlock) {
 	    ReadHeldTailPiece(*cache, key, object.size, PIECE, ByteRange {object.size - PIECE - 1, 10}, read.data(), stats))
 	    << "bytes before the piece";
 	EXPECT_EQ(stats.Snapshot().Get(Counter::CACHE_MISSES), 0u);
-	// The last block is not held: the piece stands for its end alone.
+	// The tail piece is no piece of the last block: a read through the blocks fetches.
 	Read(object, ByteRange {object.size - 100, 100});
 	ASSERT_EQ(object.fetched.size(), 1u);
-	EXPECT_EQ(object.fetched[0].offset, 3 * BLOCK);
+	EXPECT_EQ(object.fetched[0].offset, object.size - 100);
 }

@@ -208,11 +208,12 @@ void ReadAheadWiring::PrefetchFooter(const string &path, const ObjectVersion &ve
 			// the rest one after the other before the open can go on: its blocks are fetched whole after it, off the
 			// open's path, so that a warm query reads the footer from the cache.
 			auto &pool = state.io_pool;
-			fetch = [reader, footer, &pool](const ByteRange &range, char *destination) {
+			auto size = version.size;
+			fetch = [reader, footer, size, &pool](const ByteRange &range, char *destination) {
 				if (range.offset != footer.offset || range.length != footer.length) {
 					reader->Read(range, destination);
 				} else if (!reader->ReadNarrow(range, destination)) {
-					FillInBackground(pool, reader, footer);
+					FillInBackground(pool, reader, footer, size);
 				}
 			};
 		} else {

@@ -1,5 +1,6 @@
 #include "adapter/read/cache_use.hpp"
 
+#include "adapter/compat/duckdb_api.hpp"
 #include "core/cache/cached_read.hpp"
 #include "core/formats/parquet_layout.hpp"
 #include "duckdb/logging/logger.hpp"
@@ -55,7 +56,15 @@ void AttachBlockCache(ExtensionState &state, IoStats &stats, CheckedRangeReader 
 	if (learnt && CheckedRangeReader::CacheKeyFor(path, CheckedRangeReader::ExpectedOf(*learnt), key)) {
 		cache->RecordVersion(path, EncodeVersion(*learnt), CacheClockNanoseconds());
 	}
-	reader.UseCache(std::move(cache), warn);
+	CancelCheck interrupted;
+	if (context) {
+		// A connection gone has no query left to wait for.
+		interrupted = [connection]() {
+			auto live = connection.lock();
+			return !live || compat::Interrupted(*live);
+		};
+	}
+	reader.UseCache(std::move(cache), warn, std::move(interrupted));
 }
 
 bool FindTrustedVersion(ExtensionState &state, const IoSettings &settings, const string &path, ObjectVersion &version) {
@@ -82,8 +91,10 @@ bool TrustedAndTailHeld(ExtensionState &state, const IoSettings &settings, const
 	                 cache->Holds(key, TailPieceIndex(ParquetFooter::DuckDBTailReadSize(trusted.size))));
 }
 
-void FillInBackground(IoPool &pool, std::shared_ptr<CheckedRangeReader> reader, const ByteRange &range) {
-	pool.Submit([reader, range]() {
+void FillInBackground(IoPool &pool, std::shared_ptr<CheckedRangeReader> reader, const ByteRange &range,
+                      uint64_t object_size) {
+	// Whole blocks: a read of part of a block would keep that part alone (a piece).
+	pool.Submit([reader, range = BlockSpan(range, object_size)]() {
 		string bytes(range.length, '\0');
 		try {
 			reader->Read(range, &bytes[0]);

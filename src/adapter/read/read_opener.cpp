@@ -204,8 +204,7 @@ void ReadOpener::CacheTail(const string &path, const ObjectTail &tail, const IoS
 		return;
 	}
 	AttachBlockCache(state, stats, *reader, path, settings, opener, nullptr);
-	FillInBackground(state.io_pool, reader,
-	                 ByteRange {first * BlockCache::BLOCK_SIZE, tail.range.offset - first * BlockCache::BLOCK_SIZE});
+	FillInBackground(state.io_pool, reader, ByteRange {first * BlockCache::BLOCK_SIZE, 1}, tail.version.size);
 }
 
 unique_ptr<ReadHandle> ReadOpener::OpenInner(const duckdb::OpenFileInfo &file, duckdb::FileOpenFlags flags,

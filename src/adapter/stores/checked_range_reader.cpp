@@ -9,6 +9,7 @@
 #include "core/requests/retry_policy.hpp"
 #include "core/requests/s3_request.hpp"
 #include "core/requests/url_redaction.hpp"
+#include "duckdb/common/exception.hpp"
 #include "duckdb/common/exception/http_exception.hpp"
 #include "duckdb/main/client_context.hpp"
 #include "duckdb/main/secret/secret_manager.hpp"
@@ -267,10 +268,12 @@ void CheckedRangeReader::SendHedged(const ByteRange &range, char *destination, A
 	    attempt);
 }
 
-void CheckedRangeReader::UseCache(std::shared_ptr<BlockCache> cache_p, std::function<void(const string &)> warn) {
+void CheckedRangeReader::UseCache(std::shared_ptr<BlockCache> cache_p, std::function<void(const string &)> warn,
+                                  CancelCheck interrupted_p) {
 	D_ASSERT(warn);
 	cache = std::move(cache_p);
 	warn_cache_failed = std::move(warn);
+	interrupted = std::move(interrupted_p);
 	cache_on = cache != nullptr;
 }
 
@@ -312,7 +315,13 @@ void CheckedRangeReader::Read(const ByteRange &range, char *destination) {
 		ReadFromStore(span, bytes);
 		CacheKeyOf(proven);
 	};
-	if (!ReadThroughBlockCache(*cache, key, size, range, destination, stats, fetch)) {
+	bool kept;
+	try {
+		kept = ReadThroughBlockCache(*cache, key, size, range, destination, stats, fetch, interrupted);
+	} catch (BlockWaitCancelled &) {
+		throw duckdb::InterruptException();
+	}
+	if (!kept) {
 		CacheRefused();
 	}
 }
@@ -331,8 +340,14 @@ bool CheckedRangeReader::ReadNarrow(const ByteRange &range, char *destination) {
 	}
 	auto size = Expected().size;
 	bool tail = range.End() == size && range.length <= BlockCache::BLOCK_SIZE;
-	if ((tail && ReadHeldTailPiece(*cache, key, size, range.length, range, destination, stats)) ||
-	    ReadHeldBlocks(*cache, key, size, range, destination, stats)) {
+	bool held;
+	try {
+		held = (tail && ReadHeldTailPiece(*cache, key, size, range.length, range, destination, stats)) ||
+		       ReadHeldBlocks(*cache, key, size, range, destination, stats, interrupted);
+	} catch (BlockWaitCancelled &) {
+		throw duckdb::InterruptException();
+	}
+	if (held) {
 		return true;
 	}
 	ReadFromStore(range, destination);

@@ -261,7 +261,24 @@ uint64_t BlockCache::HeldBytes() {
 }
 
 bool BlockCache::Holds(const CacheKey &key, uint64_t index) const {
-	return access(BlockFile(key, index).c_str(), F_OK) == 0;
+	return writer->Contains(key, index) || access(BlockFile(key, index).c_str(), F_OK) == 0;
+}
+
+std::vector<uint64_t> BlockCache::HeldIndices(const CacheKey &key, uint64_t first, uint64_t end) {
+	std::vector<uint64_t> held;
+	writer->PendingIndices(key, first, end, held);
+	auto suffix_length = std::strlen(BLOCK_SUFFIX);
+	for (auto &name : FolderNames(ObjectFolder(key))) {
+		if (!EndsWith(name, BLOCK_SUFFIX) || StartsWith(name, TEMP_PREFIX)) {
+			continue;
+		}
+		char *stop = nullptr;
+		auto index = std::strtoull(name.c_str(), &stop, 10);
+		if (stop == name.c_str() + name.size() - suffix_length && index >= first && index < end) {
+			held.push_back(index);
+		}
+	}
+	return held;
 }
 
 VersionRecords &BlockCache::Versions() {

@@ -61,6 +61,20 @@ bool BlockWriter::Find(const CacheKey &key, uint64_t index, uint64_t length, cha
 	return true;
 }
 
+bool BlockWriter::Contains(const CacheKey &key, uint64_t index) {
+	std::lock_guard<std::mutex> guard(lock);
+	return pending.count(IdOf(key, index)) != 0;
+}
+
+void BlockWriter::PendingIndices(const CacheKey &key, uint64_t first, uint64_t end, std::vector<uint64_t> &out) {
+	std::lock_guard<std::mutex> guard(lock);
+	auto id = IdOf(key, first);
+	for (auto entry = pending.lower_bound(id);
+	     entry != pending.end() && entry->first.first == id.first && entry->first.second < end; ++entry) {
+		out.push_back(entry->first.second);
+	}
+}
+
 void BlockWriter::Drop(const std::function<bool(const std::string &)> &matches, int64_t before_ns) {
 	std::unique_lock<std::mutex> guard(lock);
 	for (auto entry = pending.begin(); entry != pending.end();) {

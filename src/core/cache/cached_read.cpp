@@ -29,36 +29,143 @@ ByteRange BlockRange(uint64_t index, uint64_t object_size) {
 	return ByteRange {index * BLOCK, BlockLength(index, object_size)};
 }
 
-//! Another read's fetch of block `index`, waited for.
-struct AwaitedBlock {
+//! Pieces start below 16 TiB (their offset takes 44 bits of the index); a block further is kept whole.
+constexpr uint64_t PIECE_OFFSET_LIMIT = uint64_t(1) << 44;
+
+//! What a read keeps of one block it touches: the whole block, or, when it wants only part of it, that part alone
+//! (a piece, PieceIndex).
+struct Unit {
+	//! The block's number.
+	uint64_t block;
+	//! Its index in the cache: the block's, or the piece's.
 	uint64_t index;
+	//! The bytes of the object it holds.
+	ByteRange range;
+
+	bool IsPiece() const {
+		return index != block;
+	}
+};
+
+std::vector<Unit> UnitsOf(const ByteRange &range, uint64_t object_size) {
+	std::vector<Unit> units;
+	auto span = BlockSpan(range, object_size);
+	for (auto block = span.offset / BLOCK; block * BLOCK < span.End(); block++) {
+		auto whole = BlockRange(block, object_size);
+		auto start = std::max(whole.offset, range.offset);
+		ByteRange part {start, std::min(whole.End(), range.End()) - start};
+		if (part.length == whole.length || part.offset >= PIECE_OFFSET_LIMIT) {
+			units.push_back(Unit {block, block, whole});
+		} else {
+			units.push_back(Unit {block, PieceIndex(part), part});
+		}
+	}
+	return units;
+}
+
+//! The bytes of the object piece `index` holds (PieceIndex).
+ByteRange PieceRange(uint64_t index) {
+	return ByteRange {(index & ~(uint64_t(1) << 63)) >> 18, index & (BLOCK - 1)};
+}
+
+//! Serves `unit` from the cache: from its block whole, or, for a piece, from pieces held that cover it (the same
+//! bytes read in one read once and in two another time: a scan that reads a file's column chunks one by one, another
+//! that reads them in one span). Reads into `buffer` (BLOCK bytes) and copies what `range` wants into `destination`;
+//! false when what is held does not serve it.
+bool GetUnit(BlockCache &cache, const CacheKey &key, const Unit &unit, uint64_t object_size, char *buffer,
+             const ByteRange &range, char *destination, uint64_t &served) {
+	if (!unit.IsPiece()) {
+		if (!cache.Get(key, unit.index, unit.range.length, buffer)) {
+			return false;
+		}
+		served += CopyOverlap(unit.range, buffer, range, destination);
+		return true;
+	}
+	auto whole = BlockRange(unit.block, object_size);
+	// Holds before Get: a block not held is no miss of the cache's.
+	if (cache.Holds(key, unit.block) && cache.Get(key, unit.block, whole.length, buffer)) {
+		served += CopyOverlap(whole, buffer, range, destination);
+		return true;
+	}
+	auto held = cache.HeldIndices(key, PieceIndex(ByteRange {whole.offset, 0}), PieceIndex(ByteRange {whole.End(), 0}));
+	// From the unit's start on, each time the piece that reaches furthest from where the last one ended.
+	std::vector<uint64_t> cover;
+	for (auto covered = unit.range.offset; covered < unit.range.End();) {
+		uint64_t best = 0;
+		for (auto index : held) {
+			auto piece = PieceRange(index);
+			if (piece.offset <= covered && piece.End() > covered && (!best || piece.End() > PieceRange(best).End())) {
+				best = index;
+			}
+		}
+		if (!best) {
+			return false;
+		}
+		cover.push_back(best);
+		covered = PieceRange(best).End();
+	}
+	auto from = unit.range.offset;
+	for (auto index : cover) {
+		auto piece = PieceRange(index);
+		if (!cache.Get(key, index, piece.length, buffer)) {
+			return false; // removed meanwhile, or corrupt (and removed now)
+		}
+		ByteRange part {from, std::min(piece.End(), unit.range.End()) - from};
+		served += CopyOverlap(piece, buffer, part, destination + (part.offset - range.offset));
+		from = part.End();
+	}
+	return true;
+}
+
+//! Another read's fetch of `unit`, or of its whole block, waited for.
+struct AwaitedUnit {
+	Unit unit;
+	//! The bytes of the object that fetch brings: the unit's, or its block's.
+	ByteRange fetched;
 	std::shared_ptr<FetchingBlocks::Fetch> fetch;
 };
 
-//! Fetches blocks [first, last] whole, copies what `range` wants of them into `destination`, hands them to the
-//! cache's writer, then ends the claims on them (`claims`, when given) with their bytes. False when the cache refused
-//! them.
-bool FetchBlocks(BlockCache &cache, CacheKey key, uint64_t object_size, uint64_t first, uint64_t last,
-                 const ByteRange &range, char *destination, const BlockFetch &fetch, BlockClaims *claims) {
-	auto fetch_end = std::min(object_size, (last + 1) * BLOCK);
-	ByteRange fetched {first * BLOCK, fetch_end - first * BLOCK};
-	// Into a buffer of the cache's, never the caller's: the blocks keep it until the writer has stored them, while
+//! Another read's fetch under way that brings `unit`: of its block whole, or of the unit itself; null when none.
+std::shared_ptr<FetchingBlocks::Fetch> FetchUnderWay(BlockCache &cache, const CacheKey &key, const Unit &unit,
+                                                     uint64_t object_size, ByteRange &fetched) {
+	if (unit.IsPiece()) {
+		if (auto whole = cache.Fetching().Find(key, unit.block)) {
+			fetched = BlockRange(unit.block, object_size);
+			return whole;
+		}
+	}
+	fetched = unit.range;
+	return cache.Fetching().Find(key, unit.index);
+}
+
+//! Fetches units[first, last] (adjacent in the object), copies what `range` wants of them into `destination`, hands
+//! them to the cache's writer, then ends the claims on them (`claims`, when given) with their bytes. False when the
+//! cache refused them.
+bool FetchUnits(BlockCache &cache, CacheKey key, const std::vector<Unit> &units, size_t first, size_t last,
+                const ByteRange &range, char *destination, const BlockFetch &fetch, BlockClaims *claims) {
+	ByteRange fetched {units[first].range.offset, units[last].range.End() - units[first].range.offset};
+	// Into a buffer of the cache's, never the caller's: the units keep it until the writer has stored them, while
 	// the caller's memory may be freed as soon as this returns (a cancelled query).
 	std::shared_ptr<char> bytes(new char[fetched.length], std::default_delete<char[]>());
 	fetch(fetched, bytes.get(), key);
 	CopyOverlap(fetched, bytes.get(), range, destination);
 	bool kept = true;
-	std::vector<SharedBytes> blocks;
-	for (auto index = first; index <= last; index++) {
-		// Each block shares the buffer (aliasing: it points at its own bytes, the buffer goes with the last block).
-		blocks.emplace_back(bytes, bytes.get() + (index * BLOCK - fetched.offset));
-		kept = kept && cache.PutInBackground(key, index, blocks.back(), BlockLength(index, object_size));
+	std::vector<SharedBytes> held;
+	for (auto i = first; i <= last; i++) {
+		// Each unit shares the buffer (aliasing: it points at its own bytes, the buffer goes with the last one).
+		held.emplace_back(bytes, bytes.get() + (units[i].range.offset - fetched.offset));
+		kept = kept && cache.PutInBackground(key, units[i].index, held.back(), units[i].range.length);
 	}
-	// After the hand-over: a read that finds no fetch under way once these end finds the blocks pending.
-	for (auto index = first; claims && index <= last; index++) {
-		claims->End(index, std::move(blocks[index - first]));
+	// After the hand-over: a read that finds no fetch under way once these end finds the units pending.
+	for (auto i = first; claims && i <= last; i++) {
+		claims->End(units[i].index, std::move(held[i - first]));
 	}
 	return kept;
+}
+
+//! The position in `units` of the unit of block `block`.
+size_t PositionOf(const std::vector<Unit> &units, uint64_t block) {
+	return block - units.front().block;
 }
 } // namespace
 
@@ -68,113 +175,109 @@ ByteRange BlockSpan(const ByteRange &range, uint64_t object_size) {
 	return ByteRange {start, end - start};
 }
 
+uint64_t PieceIndex(const ByteRange &piece) {
+	// Past any block and tail piece: the top bit, then the offset, then the length (under a block's: 18 bits).
+	return (uint64_t(1) << 63) | (piece.offset << 18) | piece.length;
+}
+
 bool ReadThroughBlockCache(BlockCache &cache, CacheKey key, uint64_t object_size, const ByteRange &range,
-                           char *destination, IoStats &stats, const BlockFetch &fetch) {
+                           char *destination, IoStats &stats, const BlockFetch &fetch, const CancelCheck &cancelled) {
 	if (range.length == 0) {
 		return true;
 	}
-	auto span = BlockSpan(range, object_size);
-	auto first = span.offset / BLOCK;
-	auto end = (span.End() + BLOCK - 1) / BLOCK;
-	// Blocks held are copied out at once.
-	std::vector<uint64_t> missing;
+	auto units = UnitsOf(range, object_size);
+	// Units held are copied out at once.
+	std::vector<Unit> missing;
 	uint64_t served = 0;
-	std::unique_ptr<char[]> block(new char[BLOCK]);
-	for (auto index = first; index < end; index++) {
-		if (cache.Get(key, index, BlockLength(index, object_size), block.get())) {
+	std::unique_ptr<char[]> buffer(new char[BLOCK]);
+	for (auto &unit : units) {
+		if (GetUnit(cache, key, unit, object_size, buffer.get(), range, destination, served)) {
 			stats.Add(Counter::CACHE_HITS);
-			served += CopyOverlap(BlockRange(index, object_size), block.get(), range, destination);
 			continue;
 		}
 		stats.Add(Counter::CACHE_MISSES);
-		missing.push_back(index);
+		missing.push_back(unit);
 	}
-	// A missing block another read is fetching is waited for, not fetched twice; the others are claimed.
+	// A missing unit another read is fetching is waited for, not fetched twice; the others are claimed.
 	BlockClaims claims(cache.Fetching(), key);
-	std::vector<AwaitedBlock> awaited;
-	std::vector<uint64_t> claimed;
-	for (auto index : missing) {
-		auto other = claims.Claim(index);
+	std::vector<AwaitedUnit> awaited;
+	std::vector<Unit> claimed;
+	for (auto &unit : missing) {
+		// A piece's block fetched whole by another read brings the piece too.
+		auto whole = unit.IsPiece() ? cache.Fetching().Find(key, unit.block) : nullptr;
+		if (whole) {
+			awaited.push_back(AwaitedUnit {unit, BlockRange(unit.block, object_size), std::move(whole)});
+			continue;
+		}
+		auto other = claims.Claim(unit.index);
 		if (other) {
-			awaited.push_back(AwaitedBlock {index, std::move(other)});
-		} else if (cache.Get(key, index, BlockLength(index, object_size), block.get())) {
-			// A fetch that ended between the miss and the claim: its block is in the cache now.
-			served += CopyOverlap(BlockRange(index, object_size), block.get(), range, destination);
-			claims.End(index, nullptr);
+			awaited.push_back(AwaitedUnit {unit, unit.range, std::move(other)});
+		} else if (GetUnit(cache, key, unit, object_size, buffer.get(), range, destination, served)) {
+			// A fetch that ended between the miss and the claim: its unit is in the cache now.
+			claims.End(unit.index, nullptr);
 		} else {
-			claimed.push_back(index);
+			claimed.push_back(unit);
 		}
 	}
 	bool kept = true;
 	if (!claimed.empty()) {
-		// One fetch from the first block claimed to the last: the blocks between that others fetch are fetched here
+		// One fetch from the first unit claimed to the last: the units between that others fetch are fetched here
 		// too (one request, not two), and not waited for.
-		auto first_claimed = claimed.front();
-		auto last_claimed = claimed.back();
+		auto first_claimed = claimed.front().block;
+		auto last_claimed = claimed.back().block;
 		awaited.erase(std::remove_if(awaited.begin(), awaited.end(),
-		                             [&](const AwaitedBlock &other) {
-			                             return other.index >= first_claimed && other.index <= last_claimed;
+		                             [&](const AwaitedUnit &other) {
+			                             return other.unit.block >= first_claimed && other.unit.block <= last_claimed;
 		                             }),
 		              awaited.end());
-		kept = FetchBlocks(cache, key, object_size, first_claimed, last_claimed, range, destination, fetch, &claims);
+		kept = FetchUnits(cache, key, units, PositionOf(units, first_claimed), PositionOf(units, last_claimed), range,
+		                  destination, fetch, &claims);
 	}
 	std::vector<uint64_t> failed;
 	for (auto &other : awaited) {
-		auto bytes = other.fetch->Wait();
+		auto bytes = other.fetch->Wait(cancelled);
 		if (!bytes) {
-			failed.push_back(other.index); // that fetch failed: this read fetches the block itself
+			failed.push_back(other.unit.block); // that fetch failed: this read fetches the unit itself
 			continue;
 		}
 		stats.Add(Counter::CACHE_FETCHES_SHARED);
-		CopyOverlap(BlockRange(other.index, object_size), bytes.get(), range, destination);
+		CopyOverlap(other.fetched, bytes.get(), range, destination);
 	}
 	if (!failed.empty()) {
-		kept =
-		    FetchBlocks(cache, key, object_size, failed.front(), failed.back(), range, destination, fetch, nullptr) &&
-		    kept;
+		kept = FetchUnits(cache, key, units, PositionOf(units, failed.front()), PositionOf(units, failed.back()), range,
+		                  destination, fetch, nullptr) &&
+		       kept;
 	}
 	stats.Add(Counter::CACHE_BYTES_SERVED, served);
 	return kept;
 }
 
 bool ReadHeldBlocks(BlockCache &cache, const CacheKey &key, uint64_t object_size, const ByteRange &range,
-                    char *destination, IoStats &stats) {
-	auto span = BlockSpan(range, object_size);
-	auto first = span.offset / BLOCK;
-	auto end = (span.End() + BLOCK - 1) / BLOCK;
-	// A block being fetched by another read is as good as held: its bytes are waited for.
-	std::vector<AwaitedBlock> awaited;
-	for (auto index = first; index < end; index++) {
-		if (cache.Holds(key, index)) {
+                    char *destination, IoStats &stats, const CancelCheck &cancelled) {
+	auto units = UnitsOf(range, object_size);
+	// A unit being fetched by another read is as good as held: its bytes are waited for once the others are served.
+	std::vector<AwaitedUnit> awaited;
+	std::unique_ptr<char[]> buffer(new char[BLOCK]);
+	uint64_t served = 0;
+	for (auto &unit : units) {
+		if (GetUnit(cache, key, unit, object_size, buffer.get(), range, destination, served)) {
 			continue;
 		}
-		auto fetch = cache.Fetching().Find(key, index);
+		ByteRange fetched;
+		auto fetch = FetchUnderWay(cache, key, unit, object_size, fetched);
 		if (!fetch) {
-			return false;
+			return false; // not held, or corrupt (and removed now): what was copied is the caller's to overwrite
 		}
-		awaited.push_back(AwaitedBlock {index, std::move(fetch)});
+		awaited.push_back(AwaitedUnit {unit, fetched, std::move(fetch)});
 	}
 	for (auto &other : awaited) {
-		auto bytes = other.fetch->Wait();
+		auto bytes = other.fetch->Wait(cancelled);
 		if (!bytes) {
 			return false;
 		}
-		CopyOverlap(BlockRange(other.index, object_size), bytes.get(), range, destination);
+		CopyOverlap(other.fetched, bytes.get(), range, destination);
 	}
-	std::unique_ptr<char[]> block(new char[BLOCK]);
-	uint64_t served = 0;
-	auto next_awaited = awaited.begin();
-	for (auto index = first; index < end; index++) {
-		if (next_awaited != awaited.end() && next_awaited->index == index) {
-			next_awaited++;
-			continue;
-		}
-		if (!cache.Get(key, index, BlockLength(index, object_size), block.get())) {
-			return false; // removed meanwhile, or corrupt (and removed now)
-		}
-		served += CopyOverlap(BlockRange(index, object_size), block.get(), range, destination);
-	}
-	stats.Add(Counter::CACHE_HITS, end - first - awaited.size());
+	stats.Add(Counter::CACHE_HITS, units.size() - awaited.size());
 	stats.Add(Counter::CACHE_FETCHES_SHARED, awaited.size());
 	stats.Add(Counter::CACHE_BYTES_SERVED, served);
 	return true;

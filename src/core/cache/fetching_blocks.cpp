@@ -11,9 +11,15 @@ std::pair<std::string, uint64_t> IdOf(const CacheKey &key, uint64_t index) {
 }
 } // namespace
 
-SharedBytes FetchingBlocks::Fetch::Wait() {
+constexpr std::chrono::milliseconds FetchingBlocks::Fetch::CANCEL_CHECK;
+
+SharedBytes FetchingBlocks::Fetch::Wait(const CancelCheck &cancelled) {
 	std::unique_lock<std::mutex> guard(lock);
-	ended.wait(guard, [this]() { return done; });
+	while (!ended.wait_for(guard, CANCEL_CHECK, [this]() { return done; })) {
+		if (cancelled && cancelled()) {
+			throw BlockWaitCancelled();
+		}
+	}
 	return bytes;
 }
 

@@ -36,8 +36,10 @@ bool FindTrustedVersion(ExtensionState &state, const IoSettings &settings, const
 //! open and the read of its footer make no request, so nothing is to be fetched ahead of it.
 bool TrustedAndTailHeld(ExtensionState &state, const IoSettings &settings, const std::string &path);
 
-//! Reads `range` through `reader` (which uses the cache) on `pool`, off the caller's path, and drops the bytes: the
-//! blocks it touches are fetched whole and cached where missing. An error leaves them to a later read.
-void FillInBackground(IoPool &pool, std::shared_ptr<CheckedRangeReader> reader, const ByteRange &range);
+//! Reads the blocks `range` touches (of an object of `object_size` bytes) whole through `reader` (which uses the
+//! cache) on `pool`, off the caller's path, and drops the bytes: they are cached where missing. An error leaves them
+//! to a later read.
+void FillInBackground(IoPool &pool, std::shared_ptr<CheckedRangeReader> reader, const ByteRange &range,
+                      uint64_t object_size);
 
 } // namespace httpfs2

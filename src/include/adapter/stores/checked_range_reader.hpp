@@ -120,9 +120,11 @@ public:
 	static ExpectedVersion ExpectedOf(const ObjectVersion &version);
 
 	//! Reads look in `cache` first and fill it, while the version can key it (CacheKeyOf); `warn` is told once, with
-	//! the reason, when the cache refuses blocks because its writes fail, and the reader no longer uses it. Set
+	//! the reason, when the cache refuses blocks because its writes fail, and the reader no longer uses it. A read
+	//! waiting for another read's fetch of a block ends with an InterruptException once `interrupted` says so. Set
 	//! before the reader is shared.
-	void UseCache(std::shared_ptr<BlockCache> cache, std::function<void(const std::string &)> warn);
+	void UseCache(std::shared_ptr<BlockCache> cache, std::function<void(const std::string &)> warn,
+	              CancelCheck interrupted);
 	//! Whether reads go through the block cache (UseCache, and it did not refuse blocks).
 	bool CacheOn() const {
 		return cache_on.load();
@@ -215,6 +217,7 @@ private:
 	std::shared_ptr<RangedPaths> ranged;
 	std::shared_ptr<BlockCache> cache;
 	std::function<void(const std::string &)> warn_cache_failed;
+	CancelCheck interrupted;
 	std::atomic<bool> cache_on {false};
 	std::mutex lock;
 	ExpectedVersion expected;

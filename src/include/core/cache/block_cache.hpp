@@ -9,7 +9,8 @@
 // On disk, under the directory given:
 //
 //   httpfs2-blocks-v1/<2 hex>/<16 hex>/<index>.blk    block <index> of one object version (core/cache/block_file), or
-//                                                    its tail piece (an index past any block: TailPieceIndex)
+//                                                    its tail piece or a piece of a block (indices past any block:
+//                                                    TailPieceIndex, PieceIndex)
 //   httpfs2-blocks-v1/<2 hex>/<16 hex>/tmp-<pid>-<n>  a block being written, renamed onto its .blk name when done
 //
 //   httpfs2-versions-v1/...                          the versions learnt of objects (core/cache/version_records)
@@ -78,12 +79,11 @@ struct BlockCacheCounters {
 
 class BlockCache {
 public:
-	//! 256 KiB. A read that misses is fetched widened to whole blocks, so a block's size is what a read pays beyond
-	//! its bytes: a Parquet projection reads column chunks of 0.1-1.3 MB with the columns it skips between them, and
-	//! fetched 2.2x its bytes with 1 MiB blocks, 1.3x with 256 KiB (bench warm, lineitem projection at region: 112 and
-	//! 67 MiB for 51 MiB read), which made a cold read with the cache on 1.6x slower than with it off. A span of
-	//! blocks is still one request; a 1 GB table is ~4000 files, which a directory scan (a stat each, once a second
-	//! while writing) lists in milliseconds.
+	//! 256 KiB. When reads were widened to whole blocks, a block's size was what a read paid beyond its bytes: a
+	//! Parquet projection fetched 2.2x its bytes with 1 MiB blocks, 1.3x with 256 KiB (bench warm, lineitem projection
+	//! at region: 112 and 67 MiB for 51 MiB read); a read's ends are now kept as pieces of their blocks
+	//! (core/cache/cached_read). A span of blocks is still one request; a 1 GB table is ~4000 files, which a directory
+	//! scan (a stat each, once a second while writing) lists in milliseconds.
 	static constexpr uint64_t BLOCK_SIZE = 256 * 1024;
 	//! Bytes of blocks handed to the background writer and not yet written: a quarter of a second of a local disk's
 	//! writes at 256 MiB/s, more than the link fills in that time at region speeds. Past it a block is not cached
@@ -129,9 +129,12 @@ public:
 	//! directory, which also evicts when over the bound and removes temporary files left by writes killed over a
 	//! minute ago.
 	uint64_t HeldBytes();
-	//! Whether block `index` of `key` has a file (not checked: a Get checks it): a block already held need not be
-	//! handed over again.
+	//! Whether block `index` of `key` has a file (not checked: a Get checks it) or waits to be written: a block
+	//! already held need not be handed over again.
 	bool Holds(const CacheKey &key, uint64_t index) const;
+	//! The indices in [first, end) of what the cache holds of `key`, on disk (not checked) or waiting to be written:
+	//! the pieces of a block (core/cache/cached_read), one listing of the object's folder.
+	std::vector<uint64_t> HeldIndices(const CacheKey &key, uint64_t first, uint64_t end);
 	//! The versions learnt of objects, with when (for a trust window), in the same directory.
 	VersionRecords &Versions();
 	//! The blocks this process's reads are fetching now (core/cache/cached_read waits for them).

@@ -24,6 +24,7 @@
 #include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
 namespace httpfs2 {
 
@@ -58,6 +59,10 @@ public:
 	bool Add(PendingBlock block);
 	//! Block `index` of `key` while it is pending, `length` bytes, into `out`.
 	bool Find(const CacheKey &key, uint64_t index, uint64_t length, char *out);
+	//! Whether block `index` of `key` is pending.
+	bool Contains(const CacheKey &key, uint64_t index);
+	//! Appends to `out` the indices in [first, end) of the blocks of `key` pending.
+	void PendingIndices(const CacheKey &key, uint64_t first, uint64_t end, std::vector<uint64_t> &out);
 	//! Drops the pending blocks whose path `matches` that were handed over before `before_ns`, then waits for the
 	//! block being stored: afterwards no block of theirs is written.
 	void Drop(const std::function<bool(const std::string &)> &matches, int64_t before_ns);

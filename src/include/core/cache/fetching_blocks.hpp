@@ -6,15 +6,19 @@
 // The blocks of the block cache being fetched now: a read that misses a block another read is fetching waits for
 // that fetch's bytes rather than sending a GET of its own (two readers of one file, a read and read-ahead, a footer
 // fetched ahead and the fill of its block). A fetch ends with its bytes or its failure, after which the waiter
-// fetches the block itself; the fetch's own timeout and retries bound every wait.
+// fetches the block itself; the fetch's own timeout and retries bound every wait, and a waiter whose query is
+// cancelled stops waiting at once (the fetch goes on for the read that claimed it).
 //===----------------------------------------------------------------------===//
 
 #pragma once
 
 #include "core/cache/block_writer.hpp"
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <exception>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -24,13 +28,28 @@
 
 namespace httpfs2 {
 
+//! Whether the query a wait is for was cancelled; empty: never.
+using CancelCheck = std::function<bool()>;
+
+//! Thrown by a wait for another read's fetch once its query was cancelled.
+class BlockWaitCancelled : public std::exception {
+public:
+	const char *what() const noexcept override {
+		return "the wait for a block being fetched was cancelled";
+	}
+};
+
 class FetchingBlocks {
 public:
 	//! One block being fetched by one read.
 	class Fetch {
 	public:
-		//! Waits until the fetch ends: the block's bytes, or null when it failed.
-		SharedBytes Wait();
+		//! Waits until the fetch ends: the block's bytes, or null when it failed. Throws BlockWaitCancelled once
+		//! `cancelled` says so (looked at every CANCEL_CHECK): the waiter holds the Fetch, so the fetch ending later
+		//! touches nothing of the waiter's.
+		SharedBytes Wait(const CancelCheck &cancelled);
+
+		static constexpr std::chrono::milliseconds CANCEL_CHECK {50};
 
 	private:
 		friend class FetchingBlocks;
