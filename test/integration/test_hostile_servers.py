@@ -772,6 +772,38 @@ def test_throttled_tails_and_listings_are_waited_out_and_sent_again(
     assert counters["throttled_wait_seconds"] > 0, shown
 
 
+@pytest.mark.parametrize("client", CLIENTS)
+def test_a_glob_whose_listing_is_throttled_is_listed_again(request, connect, rig, hostile_s3, tmp_path, client):
+    """A glob's first listing answered 503 SlowDown (the first two listings throttled). httpfs on DuckDB 2.0 fails the
+    query at once (its listing is not retried); 1.5's retries it. httpfs2 (read-ahead on, which expands the listing at
+    the glob) sends the listing again through its retry policy, counts the throttled answers, and the answer is the
+    files'."""
+    folder = f"{PREFIX}throttled-glob-{client}"
+    _, expected = parquet_files(rig, tmp_path, folder, 4)
+    sql = COUNTED_SQL.format(paths=f"'{rig.url(folder)}/*.parquet'")
+    results = {}
+    for impl in ("native", "httpfs2_small"):
+        db = connect(impl, client)
+        db.con.execute("SET http_retry_wait_ms = 10")
+        hostile_s3.reset()
+        hostile_s3.slow_down_kinds = {"listing"}
+        hostile_s3.slow_down_first = 2
+        hostile_s3.mode = "slow_down"
+        outcome = db.run(sql, proxy=hostile_s3)
+        throttled = hostile_s3.counts.get("hit:slow_down:listing", 0)
+        hostile_s3.mode = "normal"
+        fail_on_hang(outcome, "the glob")
+        counted = stats(db.con)["throttled_answers"] if impl != "native" else None
+        results[impl] = (outcome, throttled, counted)
+    report(request, **{impl: f"{o.text()}, throttled {t}, counted {c}" for impl, (o, t, c) in results.items()})
+    outcome, throttled, counted = results["httpfs2_small"]
+    assert outcome.error is None, outcome.text()
+    assert outcome.rows == expected
+    assert throttled == 2, "the listings were not throttled"
+    if DUCKDB_2:
+        assert counted >= 1, "httpfs2 listed again: the throttled listing is counted"
+
+
 def read_in_a_throttled_burst(db, rig, hostile_s3, first: int):
     """The CSV's answer (or error) while the first `first` object GETs (not tails) are answered 503 SlowDown, and how
     many were."""

@@ -5,6 +5,8 @@
 #include "adapter/compat/duckdb_api.hpp"
 #include "adapter/common/session_settings.hpp"
 #include "adapter/handles/internal_opener.hpp"
+#include "adapter/stores/store_http.hpp"
+#include "core/requests/retry_policy.hpp"
 #include "duckdb/common/file_opener.hpp"
 #include "duckdb/common/multi_file/multi_file_list.hpp"
 #include "duckdb/main/client_context.hpp"
@@ -496,21 +498,52 @@ unique_ptr<duckdb::MultiFileList> WrappedFileSystem::GlobFilesExtended(const str
 	if (TryGlobOneFile(path, opener, one_file)) {
 		return duckdb::make_uniq<duckdb::SimpleMultiFileList>(std::move(one_file));
 	}
-	auto list = inner->Glob(path, input, opener);
 	auto settings = SettingsFor(opener, *state).Effective();
-	if (list && settings.ReadAheadActive()) {
-		// Expands a lazy listing up to FILES_PER_LISTING now: DuckDB opens the files in this order right after.
-		std::vector<duckdb::OpenFileInfo> files;
-		duckdb::MultiFileListScanData scan;
-		list->InitializeScan(scan);
-		duckdb::OpenFileInfo file;
-		while (files.size() < PrefetchLimits::FILES_PER_LISTING && list->Scan(scan, file)) {
-			files.push_back(file);
-		}
-		// A reader names the files' format (read_parquet: "parquet"); glob() and plain listings do not.
-		prefetch.Listed(std::move(files), settings, opener, !input.extension.empty());
+	if (!settings.ReadAheadActive()) {
+		return inner->Glob(path, input, opener);
 	}
-	return list;
+	// Expands a lazy listing up to FILES_PER_LISTING now: DuckDB opens the files in this order right after.
+	ExpandedGlob expanded;
+	ExpandGlob(path, input, opener, expanded);
+	if (expanded.list) {
+		// A reader names the files' format (read_parquet: "parquet"); glob() and plain listings do not.
+		prefetch.Listed(std::move(expanded.files), settings, opener, !input.extension.empty());
+	}
+	return std::move(expanded.list);
+}
+
+void WrappedFileSystem::ExpandGlob(const string &path, const duckdb::FileGlobInput &input,
+                                   optional_ptr<FileOpener> opener, ExpandedGlob &expanded) {
+	auto context = FileOpener::TryGetClientContext(opener);
+	auto params = context ? QuietParams(duckdb::HTTPUtil::Get(*context->db), path, opener) : nullptr;
+	// httpfs on DuckDB 2.0 fails a glob whose listing is throttled (503 SlowDown) at once: the listing is sent again
+	// through the one retry policy, as httpfs2's own requests are.
+	RequestAttempts attempts(params ? RetryBackoffOf(*params) : RetryBackoff(), params ? params->retries + 1 : 1,
+	                         context ? ReadThrottleListeners(*context, *stats, &state->cost_model.streams)
+	                                 : ThrottleListeners());
+	auto send = [&](ExpandedGlob &attempt) {
+		try {
+			attempt.list = inner->Glob(path, input, opener);
+			if (!attempt.list) {
+				return AttemptOutcome::DONE;
+			}
+			duckdb::MultiFileListScanData scan;
+			attempt.list->InitializeScan(scan);
+			duckdb::OpenFileInfo file;
+			while (attempt.files.size() < PrefetchLimits::FILES_PER_LISTING && attempt.list->Scan(scan, file)) {
+				attempt.files.push_back(file);
+			}
+			return AttemptOutcome::DONE;
+		} catch (std::exception &error) {
+			// Told by its status, not its type: httpfs throws a listing's error again from its ErrorData, as DuckDB's
+			// Exception of type HTTP, not as an HTTPException.
+			attempt.failure = std::current_exception();
+			return IsThrottling(HttpStatusOf(error)) ? AttemptOutcome::THROTTLED : AttemptOutcome::REFUSED;
+		}
+	};
+	if (attempts.Run(expanded, send, [](const ExpandedGlob &) { return false; }) != AttemptOutcome::DONE) {
+		std::rethrow_exception(expanded.failure);
+	}
 }
 
 bool WrappedFileSystem::SupportsGlobExtended() const {

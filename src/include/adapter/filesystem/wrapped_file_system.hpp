@@ -123,6 +123,15 @@ private:
 	//! Answers a glob without wildcards from the version lookup; false when the wrapped filesystem must.
 	bool TryGlobOneFile(const std::string &path, duckdb::optional_ptr<duckdb::FileOpener> opener,
 	                    duckdb::vector<duckdb::OpenFileInfo> &files);
+	//! A glob's list and its first files (up to PrefetchLimits::FILES_PER_LISTING), or why it failed.
+	struct ExpandedGlob {
+		duckdb::unique_ptr<duckdb::MultiFileList> list;
+		std::vector<duckdb::OpenFileInfo> files;
+		std::exception_ptr failure;
+	};
+	//! Globs `path` through the wrapped filesystem and expands its first files, sent again when throttled.
+	void ExpandGlob(const std::string &path, const duckdb::FileGlobInput &input,
+	                duckdb::optional_ptr<duckdb::FileOpener> opener, ExpandedGlob &expanded);
 
 	const std::shared_ptr<ExtensionState> state;
 	const std::shared_ptr<IoStats> stats;
