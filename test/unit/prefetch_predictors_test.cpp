@@ -137,25 +137,29 @@ vector<ListedPath> Listing(const string &folder, size_t first, size_t count) {
 
 TEST(FolderPredictor, TheSecondFileOfAFolderListsAfterTheFirstAndIsFollowedWhenItComesNext) {
 	FolderPredictor order;
-	auto all = Listing("s3://b/d/", 0, 40);
+	const std::ptrdiff_t depth = PrefetchLimits::FOOTERS_AHEAD;
+	auto all = Listing("s3://b/d/", 0, 2 * depth + 8);
+	auto at = [&](std::ptrdiff_t index) {
+		return all.begin() + index;
+	};
 	EXPECT_EQ(order.ListAfter(all[0].path), "");              // the first file: nothing to list after yet
 	EXPECT_EQ(order.ListAfter(all[0].path), "");              // opened again (the scan after the bind)
 	EXPECT_EQ(order.ListAfter("s3://b/other/x.parquet"), ""); // another folder is watched on its own
 	EXPECT_EQ(order.ListAfter(all[2].path), all[0].path);     // a scan's threads open a few at once
 	EXPECT_EQ(order.ListAfter(all[1].path), "");              // listing under way
-	vector<ListedPath> listed(all.begin() + 1, all.begin() + 21);
+	vector<ListedPath> listed(at(1), at(depth + 5));
 	EXPECT_TRUE(order.Listed(all[0].path, all[2].path, listed, true));
-	// The opening file first, then DEPTH after it; each footer asked for once.
-	EXPECT_EQ(Paths(order.Ahead(all[2].path)), Paths(vector<ListedPath>(all.begin() + 2, all.begin() + 19)));
+	// The opening file first, then FOOTERS_AHEAD after it; each footer asked for once.
+	EXPECT_EQ(Paths(order.Ahead(all[2].path)), Paths(vector<ListedPath>(at(2), at(depth + 3))));
 	EXPECT_EQ(Paths(order.Ahead(all[1].path)), vector<string> {all[1].path});
-	EXPECT_EQ(Paths(order.Ahead(all[3].path)), vector<string> {all[19].path});
+	EXPECT_EQ(Paths(order.Ahead(all[3].path)), vector<string> {all[depth + 3].path});
 	EXPECT_TRUE(order.Ahead(all[0].path).empty()); // listed after it: not in the listing
-	// Near the end of what was listed (and more follows): list after the last, once.
+	// Within FOOTERS_AHEAD of the end of what was listed (and more follows): list after the last, once.
 	EXPECT_EQ(order.ListAfter(all[3].path), "");
-	EXPECT_EQ(order.ListAfter(all[5].path), all[20].path);
+	EXPECT_EQ(order.ListAfter(all[5].path), all[depth + 4].path);
 	EXPECT_EQ(order.ListAfter(all[6].path), "");
-	EXPECT_TRUE(order.Listed(all[20].path, all[5].path, vector<ListedPath>(all.begin() + 21, all.end()), false));
-	EXPECT_EQ(Paths(order.Ahead(all[6].path)), Paths(vector<ListedPath>(all.begin() + 20, all.begin() + 23)));
+	EXPECT_TRUE(order.Listed(all[depth + 4].path, all[5].path, vector<ListedPath>(at(depth + 5), all.end()), false));
+	EXPECT_EQ(Paths(order.Ahead(all[6].path)), Paths(vector<ListedPath>(at(depth + 4), at(depth + 7))));
 	EXPECT_EQ(order.ListAfter(all[30].path), ""); // nothing more follows
 	order.Clear();
 	EXPECT_TRUE(order.Ahead(all[6].path).empty());
@@ -219,9 +223,11 @@ TEST(FolderPredictor, OpensOfFilesAListingWillNameWaitForIt) {
 TEST(ListingPredictor, AnOpenPredictsTheFootersOfTheParquetFilesListedAfterIt) {
 	ListingPredictor listings;
 	vector<ListedPath> files;
-	for (size_t i = 0; i < 40; i++) {
+	// More files than are predicted at once.
+	const size_t listed = 2 * PrefetchLimits::FOOTERS_AHEAD + 8;
+	for (size_t i = 0; i < listed; i++) {
 		ListedPath file;
-		file.path = "s3://b/g/part-" + std::to_string(100 + i) + (i == 3 ? ".csv" : ".parquet");
+		file.path = "s3://b/g/part-" + std::to_string(1000 + i) + (i == 3 ? ".csv" : ".parquet");
 		file.version_known = i != 5;
 		file.version.size = 1000 + i;
 		files.push_back(file);
@@ -236,7 +242,8 @@ TEST(ListingPredictor, AnOpenPredictsTheFootersOfTheParquetFilesListedAfterIt) {
 	ASSERT_EQ(after.size(), PrefetchLimits::FOOTERS_AHEAD);
 	EXPECT_EQ(after[0].path, files[21].path);
 	EXPECT_EQ(after[0].version.size, files[21].version.size);
-	EXPECT_EQ(Paths(listings.Opened(files[38].path)), vector<string> {files[39].path}) << "up to the listing's end";
+	EXPECT_EQ(Paths(listings.Opened(files[listed - 2].path)), vector<string> {files[listed - 1].path})
+	    << "up to the listing's end";
 	EXPECT_TRUE(listings.Opened("s3://b/other.parquet").empty()) << "in no listing";
 	EXPECT_TRUE(listings.Listed({files[0]}, true).empty()) << "one file announces nothing";
 }

@@ -82,7 +82,7 @@ struct PrefetchLimits {
 	//! Files after an opening one whose footers are fetched (a glob's listing, a followed folder). Footers wait for
 	//! their opens pinned in the read-ahead registry, which keeps MAX_PINNED at once (the oldest closed first): the
 	//! two footer predictors can both run in one query and stay within it together.
-	static constexpr size_t FOOTERS_AHEAD = 16;
+	static constexpr size_t FOOTERS_AHEAD = 64;
 	static_assert(2 * FOOTERS_AHEAD <= ReadAheadRegistry::MAX_PINNED, "two footer predictors fit the registry's pins");
 	//! Data files after an opening one whose tails are fetched (an Iceberg scan in its manifests' order). Tails are
 	//! held by the query (not pinned), each charged to the read-ahead budget: at most TAILS_AHEAD x 256 KiB.

@@ -34,7 +34,7 @@ public:
 	static constexpr uint64_t FOOTER_CACHE_BYTES = 16 * MiB;
 	static constexpr uint64_t MAX_FOOTER_BYTES = MiB;
 	//! Objects fetched ahead of any open (footers of listed files) kept at once; the oldest is closed first.
-	static constexpr size_t MAX_PINNED = 32;
+	static constexpr size_t MAX_PINNED = 128;
 
 	//! Closes every object, waiting for their fetches in flight: call before the wrapped filesystem goes away.
 	~ReadAheadRegistry();
