@@ -3,7 +3,7 @@
 #include "adapter/common/query_versions.hpp"
 #include "adapter/common/session_settings.hpp"
 #include "adapter/compat/duckdb_api.hpp"
-#include "adapter/read/cache_use.hpp"
+#include "adapter/stores/cache_use.hpp"
 #include "adapter/stores/s3_tails.hpp"
 #include "core/formats/manifest_list.hpp"
 #include "core/formats/parquet_layout.hpp"

@@ -3,7 +3,7 @@
 #include "adapter/compat/duckdb_api.hpp"
 #include "adapter/common/session_settings.hpp"
 #include "adapter/handles/internal_opener.hpp"
-#include "adapter/read/cache_use.hpp"
+#include "adapter/stores/cache_use.hpp"
 #include "duckdb/main/client_context.hpp"
 #include "duckdb/main/client_context_state.hpp"
 #include "duckdb/main/client_data.hpp"

@@ -2,7 +2,7 @@
 
 #include "adapter/compat/duckdb_api.hpp"
 #include "adapter/common/query_versions.hpp"
-#include "adapter/read/cache_use.hpp"
+#include "adapter/stores/cache_use.hpp"
 #include "core/cache/cached_read.hpp"
 #include "core/formats/manifest_list.hpp"
 #include "core/formats/parquet_layout.hpp"

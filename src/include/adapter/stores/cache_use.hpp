@@ -1,7 +1,7 @@
 //===----------------------------------------------------------------------===//
 //                         httpfs2
 //
-// adapter/read/cache_use.hpp
+// adapter/stores/cache_use.hpp
 //
 // How a range reader takes the database's block cache (core/cache): every reader httpfs2 makes of an object whose
 // version the query knows (an open's, read-ahead's, a footer fetched ahead of its open) looks in the cache first, so a

@@ -1,4 +1,4 @@
-#include "adapter/read/cache_use.hpp"
+#include "adapter/stores/cache_use.hpp"
 
 #include "adapter/compat/duckdb_api.hpp"
 #include "core/cache/cached_read.hpp"
