@@ -11,6 +11,12 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+#include <cstdio>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -475,4 +481,140 @@ TEST_F(CachedReadTest, ATailPieceServesReadsWithinItAndIsNoBlock) {
 	Read(object, ByteRange {object.size - 100, 100});
 	ASSERT_EQ(object.fetched.size(), 1u);
 	EXPECT_EQ(object.fetched[0].offset, object.size - 100);
+}
+
+namespace {
+//! Where a process's claim on fetching block `index` of `key` lies (BlockCache::ClaimFetch).
+std::string ClaimFileOf(BlockCache &cache, const CacheKey &key, uint64_t index) {
+	auto file = cache.BlockFile(key, index);
+	return file.substr(0, file.size() - std::strlen(".blk")) + ".fetch";
+}
+
+//! Leaves a claim as process `pid` would have, made `age_seconds` ago.
+void WriteClaim(const std::string &file, long pid, int age_seconds) {
+	std::system(("mkdir -p '" + file.substr(0, file.rfind('/')) + "'").c_str());
+	auto out = std::fopen(file.c_str(), "w");
+	ASSERT_NE(out, nullptr);
+	std::fprintf(out, "%ld", pid);
+	std::fclose(out);
+	timespec times[2];
+	clock_gettime(CLOCK_REALTIME, &times[0]);
+	times[0].tv_sec -= age_seconds;
+	times[1] = times[0];
+	ASSERT_EQ(utimensat(AT_FDCWD, file.c_str(), times, 0), 0);
+}
+
+bool Exists(const std::string &file) {
+	return access(file.c_str(), F_OK) == 0;
+}
+
+//! The pid of a process that has ended.
+long DeadPid() {
+	auto child = fork();
+	if (child == 0) {
+		_exit(0);
+	}
+	waitpid(child, nullptr, 0);
+	return child;
+}
+} // namespace
+
+TEST_F(CachedReadTest, TwoCachesOnOneDirectoryShareOneFetchOfBlocksAndPieces) {
+	// A second BlockCache on the directory stands in for a second process: it shares only the files.
+	std::string error;
+	auto other = BlockCache::Open(folder, 64 * BLOCK, error);
+	ASSERT_NE(other, nullptr) << error;
+	FakeObject object(4 * BLOCK);
+	HeldFetch held(object);
+	// A piece of block 0, blocks 1 and 2 whole, a piece of block 3.
+	ByteRange read {BLOCK - 10, 2 * BLOCK + 20};
+	std::vector<char> first_bytes(read.length), second_bytes(read.length);
+	std::thread first(
+	    [&]() { ReadThroughBlockCache(*cache, key, object.size, read, first_bytes.data(), stats, held.Fetch()); });
+	ASSERT_TRUE(held.WaitForCalls(1));
+	IoStats other_stats;
+	std::thread second([&]() {
+		ReadThroughBlockCache(*other, key, object.size, read, second_bytes.data(), other_stats, held.Fetch());
+	});
+	std::this_thread::sleep_for(std::chrono::milliseconds(300));
+	EXPECT_EQ(held.Calls(), 1) << "the second process sent a fetch of units the first is fetching";
+	held.Release();
+	first.join();
+	second.join();
+	EXPECT_EQ(held.Calls(), 1);
+	EXPECT_TRUE(object.Holds(read, first_bytes));
+	EXPECT_TRUE(object.Holds(read, second_bytes));
+	EXPECT_EQ(other_stats.Snapshot().Get(Counter::CACHE_FETCHES_SHARED), 4u);
+	EXPECT_FALSE(Exists(ClaimFileOf(*cache, key, 1))) << "the claim outlived the block's write";
+}
+
+TEST_F(CachedReadTest, AClaimOfADeadProcessOrTooOldIsStaleAndTheBlockIsFetchedAtOnce) {
+	FakeObject object(3 * BLOCK);
+	auto dead = ClaimFileOf(*cache, key, 0);
+	auto old = ClaimFileOf(*cache, key, 2);
+	WriteClaim(dead, DeadPid(), 0);
+	WriteClaim(old, long(getpid()), int(BlockCache::FETCH_CLAIM_NS / 1000000000) + 5);
+	EXPECT_FALSE(cache->FetchedElsewhere(key, 0));
+	EXPECT_FALSE(cache->FetchedElsewhere(key, 2));
+	auto started = std::chrono::steady_clock::now();
+	Read(object, ByteRange {0, BLOCK});
+	Read(object, ByteRange {2 * BLOCK, BLOCK});
+	EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(1)) << "a stale claim was waited on";
+	EXPECT_EQ(object.fetched.size(), 2u);
+	cache->Flush();
+	EXPECT_FALSE(Exists(dead));
+	EXPECT_FALSE(Exists(old));
+}
+
+TEST_F(CachedReadTest, AStaleClaimIsNoBlockAndAScanRemovesItAndAClearTheLiveOnes) {
+	auto stale = ClaimFileOf(*cache, key, 0);
+	auto live = ClaimFileOf(*cache, key, 1);
+	WriteClaim(stale, DeadPid(), 0);
+	WriteClaim(live, long(getpid()), 0);
+	EXPECT_EQ(cache->HeldBytes(), 0u);
+	EXPECT_TRUE(cache->HeldIndices(key, 0, 10).empty());
+	EXPECT_TRUE(cache->Info().empty());
+	EXPECT_FALSE(Exists(stale));
+	EXPECT_TRUE(Exists(live));
+	EXPECT_TRUE(cache->FetchedElsewhere(key, 1));
+	cache->Clear("");
+	EXPECT_FALSE(Exists(live));
+}
+
+TEST_F(CachedReadTest, AReadWaitingOnAnotherProcessStopsWhenCancelledAndFetchesWhenTheClaimEnds) {
+	FakeObject object(2 * BLOCK);
+	auto claim = ClaimFileOf(*cache, key, 1);
+	WriteClaim(claim, long(getpid()), 0);
+	std::atomic<bool> cancel {false};
+	std::atomic<bool> threw {false};
+	std::vector<char> bytes(BLOCK);
+	std::thread cancelled([&]() {
+		try {
+			ReadThroughBlockCache(*cache, key, object.size, ByteRange {BLOCK, BLOCK}, bytes.data(), stats,
+			                      object.Fetch(), [&]() { return cancel.load(); });
+		} catch (BlockWaitCancelled &) {
+			threw = true;
+		}
+	});
+	std::this_thread::sleep_for(std::chrono::milliseconds(200));
+	EXPECT_FALSE(threw.load());
+	auto cancelled_at = std::chrono::steady_clock::now();
+	cancel = true;
+	cancelled.join();
+	EXPECT_TRUE(threw);
+	EXPECT_LT(std::chrono::steady_clock::now() - cancelled_at, std::chrono::seconds(1));
+	EXPECT_TRUE(object.fetched.empty()) << "the cancelled read fetched the block itself";
+	EXPECT_EQ(cache->Fetching().Count(), 0u);
+	EXPECT_TRUE(Exists(claim)) << "a waiter removed another process's claim";
+
+	// The claim ends without the block (that fetch failed): the waiter fetches it itself.
+	std::thread waiting([&]() {
+		EXPECT_TRUE(ReadThroughBlockCache(*cache, key, object.size, ByteRange {BLOCK, BLOCK}, bytes.data(), stats,
+		                                  object.Fetch()));
+	});
+	std::this_thread::sleep_for(std::chrono::milliseconds(200));
+	unlink(claim.c_str());
+	waiting.join();
+	EXPECT_EQ(object.fetched.size(), 1u);
+	EXPECT_TRUE(object.Holds(ByteRange {BLOCK, BLOCK}, bytes));
 }

@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <map>
 #include <set>
 #include <sys/stat.h>
@@ -19,6 +21,7 @@ namespace httpfs2 {
 constexpr uint64_t BlockCache::BLOCK_SIZE;
 constexpr uint64_t BlockCache::PENDING_LIMIT;
 constexpr int64_t BlockCache::WRITE_RETRY_NS;
+constexpr int64_t BlockCache::FETCH_CLAIM_NS;
 
 namespace {
 
@@ -26,6 +29,7 @@ namespace {
 const char *const ROOT_FOLDER = "httpfs2-blocks-v1";
 const char *const TEMP_PREFIX = "tmp-";
 const char *const BLOCK_SUFFIX = ".blk";
+const char *const CLAIM_SUFFIX = ".fetch";
 //! No block takes a minute to write, so a temporary file this old belongs to a writer that was killed.
 constexpr int64_t STALE_TEMP_NS = 60LL * 1000 * 1000 * 1000;
 //! How soon a writing process sees what the others wrote, against the cost of a scan (a stat per block).
@@ -79,6 +83,24 @@ bool CanWriteIn(const std::string &folder) {
 	close(fd);
 	unlink(name.data());
 	return true;
+}
+
+//! Whether the fetch claim `file` is live: there, younger than FETCH_CLAIM_NS, and of a process that runs (a pid
+//! not yet written, or of another pid namespace, counts as running: at worst it is waited for until it is too old).
+bool ClaimLive(const std::string &file, int64_t now_ns) {
+	struct stat status;
+	if (lstat(file.c_str(), &status) != 0 || now_ns - Nanoseconds(status.st_mtim) > BlockCache::FETCH_CLAIM_NS) {
+		return false;
+	}
+	int fd = open(file.c_str(), O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		return false;
+	}
+	char text[32] = {};
+	auto got = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	auto pid = got > 0 ? std::atol(text) : 0;
+	return pid <= 0 || kill(pid_t(pid), 0) == 0 || errno != ESRCH;
 }
 
 void RemoveFolders(const std::set<std::string> &folders) {
@@ -137,7 +159,10 @@ bool BlockCache::Get(const CacheKey &key, uint64_t index, uint64_t length, char 
 }
 
 bool BlockCache::Put(const CacheKey &key, uint64_t index, const char *data, uint64_t length) {
-	if (length == 0 || length > BLOCK_SIZE || !WriteBlock(key, index, data, length)) {
+	bool written = length > 0 && length <= BLOCK_SIZE && WriteBlock(key, index, data, length);
+	// After the rename: a process waiting on the claim finds the block once the claim is gone.
+	EndFetchClaim(key, index);
+	if (!written) {
 		return false;
 	}
 	bytes_written += length;
@@ -148,13 +173,16 @@ bool BlockCache::Put(const CacheKey &key, uint64_t index, const char *data, uint
 
 bool BlockCache::PutInBackground(const CacheKey &key, uint64_t index, SharedBytes data, uint64_t length) {
 	if (WritesFailing()) {
+		EndFetchClaim(key, index);
 		return false;
 	}
 	if (length == 0 || length > BLOCK_SIZE) {
+		EndFetchClaim(key, index);
 		return true; // not a block: nothing to keep
 	}
 	if (!writer->Add(PendingBlock {key, index, std::move(data), length, ClockNanoseconds(CLOCK_REALTIME)})) {
 		writes_skipped++;
+		EndFetchClaim(key, index);
 	}
 	return true;
 }
@@ -216,7 +244,9 @@ uint64_t BlockCache::ClearPath(const std::string &path, int64_t before_ns) {
 
 uint64_t BlockCache::ClearWhere(bool all, const std::function<bool(const std::string &)> &matches, int64_t before_ns) {
 	writer->Drop(matches, before_ns);
-	auto blocks = ScanBlocks();
+	EndDroppedClaims(matches);
+	std::vector<std::string> claims;
+	auto blocks = ScanBlocks(&claims);
 	uint64_t held = 0;
 	std::vector<ScannedBlock> matching;
 	for (auto &block : blocks) {
@@ -228,9 +258,34 @@ uint64_t BlockCache::ClearWhere(bool all, const std::function<bool(const std::st
 			matching.push_back(block);
 		}
 	}
+	// The claims in the folders cleared go too (all of them with `all`): their waiters fetch the blocks themselves.
+	std::set<std::string> cleared;
+	for (auto &block : matching) {
+		cleared.insert(FolderOf(block.file));
+	}
+	for (auto &claim : claims) {
+		if (all || cleared.count(FolderOf(claim))) {
+			unlink(claim.c_str());
+		}
+	}
 	auto removed = RemoveBlocks(matching);
 	counted_bytes = held - std::min(held, removed);
 	return removed;
+}
+
+void BlockCache::EndDroppedClaims(const std::function<bool(const std::string &)> &matches) {
+	std::vector<std::pair<CacheKey, uint64_t>> dropped;
+	{
+		MutexLock lock(claims_mutex);
+		for (auto &claim : own_claims) {
+			if (matches(claim.second.first.path) && !writer->Contains(claim.second.first, claim.second.second)) {
+				dropped.push_back(claim.second);
+			}
+		}
+	}
+	for (auto &block : dropped) {
+		EndFetchClaim(block.first, block.second);
+	}
 }
 
 std::vector<CachedObject> BlockCache::Info() {
@@ -289,6 +344,56 @@ FetchingBlocks &BlockCache::Fetching() {
 	return fetching;
 }
 
+bool BlockCache::ClaimFetch(const CacheKey &key, uint64_t index) {
+	auto file = ClaimFile(key, index);
+	auto pid = std::to_string(getpid());
+	for (int attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
+		int fd = open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		if (fd >= 0) {
+			bool written = write(fd, pid.data(), pid.size()) == ssize_t(pid.size());
+			close(fd);
+			if (!written) {
+				unlink(file.c_str());
+				return true;
+			}
+			MutexLock lock(claims_mutex);
+			own_claims[file] = std::make_pair(key, index);
+			return true;
+		}
+		if (errno == EEXIST) {
+			if (ClaimLive(file, ClockNanoseconds(CLOCK_REALTIME))) {
+				return false;
+			}
+			unlink(file.c_str()); // stale: its process is gone or it is too old
+		} else if (errno != ENOENT || !MakeFolders(ObjectFolder(key))) {
+			return true;
+		}
+	}
+	return true;
+}
+
+void BlockCache::EndFetchClaim(const CacheKey &key, uint64_t index) {
+	auto file = ClaimFile(key, index);
+	{
+		MutexLock lock(claims_mutex);
+		if (own_claims.erase(file) == 0) {
+			return;
+		}
+	}
+	unlink(file.c_str());
+}
+
+bool BlockCache::FetchedElsewhere(const CacheKey &key, uint64_t index) {
+	auto file = ClaimFile(key, index);
+	{
+		MutexLock lock(claims_mutex);
+		if (own_claims.count(file)) {
+			return false;
+		}
+	}
+	return ClaimLive(file, ClockNanoseconds(CLOCK_REALTIME));
+}
+
 bool BlockCache::RecordVersion(const std::string &path, const std::string &version, int64_t learnt_ns) {
 	if (!versions.Record(path, version, learnt_ns)) {
 		return false;
@@ -324,6 +429,10 @@ std::string BlockCache::BlockFile(const CacheKey &key, uint64_t index) const {
 	return ObjectFolder(key) + "/" + std::to_string(index) + BLOCK_SUFFIX;
 }
 
+std::string BlockCache::ClaimFile(const CacheKey &key, uint64_t index) const {
+	return ObjectFolder(key) + "/" + std::to_string(index) + CLAIM_SUFFIX;
+}
+
 bool BlockCache::ScanDue() const {
 	return counted_bytes > max_bytes || ClockNanoseconds(CLOCK_MONOTONIC) - last_scan_ns > RESCAN_INTERVAL_NS;
 }
@@ -357,11 +466,15 @@ uint64_t BlockCache::ScanAndEvictLocked() {
 }
 
 std::vector<BlockCache::ScannedBlock> BlockCache::ScanBlocks() {
+	return ScanBlocks(nullptr);
+}
+
+std::vector<BlockCache::ScannedBlock> BlockCache::ScanBlocks(std::vector<std::string> *claims) {
 	std::vector<ScannedBlock> blocks;
 	auto now_ns = ClockNanoseconds(CLOCK_REALTIME);
 	for (auto &shard : FolderNames(root)) {
 		for (auto &object : FolderNames(root + "/" + shard)) {
-			ScanObjectFolder(root + "/" + shard + "/" + object, BLOCK_SUFFIX, now_ns, blocks);
+			ScanObjectFolder(root + "/" + shard + "/" + object, BLOCK_SUFFIX, now_ns, blocks, claims);
 		}
 	}
 	return blocks;
@@ -378,7 +491,7 @@ std::vector<BlockCache::ScannedBlock> BlockCache::ScanBlocksAndRecords() {
 }
 
 void BlockCache::ScanObjectFolder(const std::string &folder, const char *suffix, int64_t now_ns,
-                                  std::vector<ScannedBlock> &blocks) {
+                                  std::vector<ScannedBlock> &blocks, std::vector<std::string> *claims) {
 	auto names = FolderNames(folder);
 	if (names.empty()) {
 		// Left by evictions and clears; a write that made it meanwhile makes it again.
@@ -393,6 +506,13 @@ void BlockCache::ScanObjectFolder(const std::string &folder, const char *suffix,
 		auto modified_ns = Nanoseconds(status.st_mtim);
 		if (StartsWith(name, TEMP_PREFIX) && now_ns - modified_ns > STALE_TEMP_NS) {
 			unlink(file.c_str());
+		} else if (EndsWith(name, CLAIM_SUFFIX)) {
+			// A claim is no block; one whose process was killed mid-fetch or that is too old goes.
+			if (!ClaimLive(file, now_ns)) {
+				unlink(file.c_str());
+			} else if (claims) {
+				claims->push_back(file);
+			}
 		} else if (EndsWith(name, suffix)) {
 			blocks.push_back(ScannedBlock {file, uint64_t(status.st_size), modified_ns});
 		}

@@ -1,8 +1,10 @@
 #include "core/cache/cached_read.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <memory>
+#include <thread>
 #include <vector>
 
 namespace httpfs2 {
@@ -163,6 +165,47 @@ bool FetchUnits(BlockCache &cache, CacheKey key, const std::vector<Unit> &units,
 	return kept;
 }
 
+//! How often a read waiting on another process's fetch looks for the unit's file.
+constexpr std::chrono::milliseconds OTHER_PROCESS_POLL {25};
+
+//! Waits for the units another process claimed until their files appear, copies what `range` wants of them into
+//! `destination` and ends this read's claims on them with their bytes (for this process's waiters); a unit whose claim
+//! ends (its fetch failed, or its block was not kept) or goes stale without its file is appended to `failed`, for
+//! this read to fetch. Throws BlockWaitCancelled once `cancelled` says so.
+void WaitForOtherProcesses(BlockCache &cache, const CacheKey &key, uint64_t object_size, std::vector<Unit> units,
+                           const ByteRange &range, char *destination, IoStats &stats, BlockClaims &claims,
+                           const CancelCheck &cancelled, std::vector<uint64_t> &failed) {
+	std::unique_ptr<char[]> buffer(new char[BLOCK]);
+	while (!units.empty()) {
+		std::vector<Unit> waiting;
+		for (auto &unit : units) {
+			// The claim first: its process renames the file in place before it removes the claim.
+			bool live = cache.FetchedElsewhere(key, unit.index);
+			std::shared_ptr<char> bytes(new char[unit.range.length], std::default_delete<char[]>());
+			uint64_t copied = 0;
+			// Holds before Get: a block not there yet is no miss of the cache's.
+			if ((unit.IsPiece() || cache.Holds(key, unit.index)) &&
+			    GetUnit(cache, key, unit, object_size, buffer.get(), unit.range, bytes.get(), copied)) {
+				CopyOverlap(unit.range, bytes.get(), range, destination);
+				stats.Add(Counter::CACHE_FETCHES_SHARED);
+				claims.End(unit.index, std::move(bytes));
+			} else if (live) {
+				waiting.push_back(unit);
+			} else {
+				failed.push_back(unit.block);
+			}
+		}
+		units.swap(waiting);
+		if (units.empty()) {
+			return;
+		}
+		if (cancelled && cancelled()) {
+			throw BlockWaitCancelled();
+		}
+		std::this_thread::sleep_for(OTHER_PROCESS_POLL);
+	}
+}
+
 //! The position in `units` of the unit of block `block`.
 size_t PositionOf(const std::vector<Unit> &units, uint64_t block) {
 	return block - units.front().block;
@@ -202,6 +245,8 @@ bool ReadThroughBlockCache(BlockCache &cache, CacheKey key, uint64_t object_size
 	BlockClaims claims(cache.Fetching(), key);
 	std::vector<AwaitedUnit> awaited;
 	std::vector<Unit> claimed;
+	//! Units another process claimed (BlockCache::ClaimFetch): their files are waited for.
+	std::vector<Unit> elsewhere;
 	for (auto &unit : missing) {
 		// A piece's block fetched whole by another read brings the piece too.
 		auto whole = unit.IsPiece() ? cache.Fetching().Find(key, unit.block) : nullptr;
@@ -212,11 +257,17 @@ bool ReadThroughBlockCache(BlockCache &cache, CacheKey key, uint64_t object_size
 		auto other = claims.Claim(unit.index);
 		if (other) {
 			awaited.push_back(AwaitedUnit {unit, unit.range, std::move(other)});
-		} else if (GetUnit(cache, key, unit, object_size, buffer.get(), range, destination, served)) {
-			// A fetch that ended between the miss and the claim: its unit is in the cache now.
+			continue;
+		}
+		bool ours = cache.ClaimFetch(key, unit.index);
+		if (GetUnit(cache, key, unit, object_size, buffer.get(), range, destination, served)) {
+			// A fetch that ended between the miss and the claims (here or in another process): its unit is held now.
+			cache.EndFetchClaim(key, unit.index);
 			claims.End(unit.index, nullptr);
-		} else {
+		} else if (ours) {
 			claimed.push_back(unit);
+		} else {
+			elsewhere.push_back(unit);
 		}
 	}
 	bool kept = true;
@@ -230,8 +281,21 @@ bool ReadThroughBlockCache(BlockCache &cache, CacheKey key, uint64_t object_size
 			                             return other.unit.block >= first_claimed && other.unit.block <= last_claimed;
 		                             }),
 		              awaited.end());
-		kept = FetchUnits(cache, key, units, PositionOf(units, first_claimed), PositionOf(units, last_claimed), range,
-		                  destination, fetch, &claims);
+		elsewhere.erase(std::remove_if(elsewhere.begin(), elsewhere.end(),
+		                               [&](const Unit &other) {
+			                               return other.block >= first_claimed && other.block <= last_claimed;
+		                               }),
+		                elsewhere.end());
+		try {
+			kept = FetchUnits(cache, key, units, PositionOf(units, first_claimed), PositionOf(units, last_claimed),
+			                  range, destination, fetch, &claims);
+		} catch (...) {
+			// Nothing was handed over: the other processes waiting on these claims fetch the units themselves.
+			for (auto &unit : claimed) {
+				cache.EndFetchClaim(key, unit.index);
+			}
+			throw;
+		}
 	}
 	std::vector<uint64_t> failed;
 	for (auto &other : awaited) {
@@ -243,9 +307,11 @@ bool ReadThroughBlockCache(BlockCache &cache, CacheKey key, uint64_t object_size
 		stats.Add(Counter::CACHE_FETCHES_SHARED);
 		CopyOverlap(other.fetched, bytes.get(), range, destination);
 	}
+	WaitForOtherProcesses(cache, key, object_size, elsewhere, range, destination, stats, claims, cancelled, failed);
 	if (!failed.empty()) {
+		std::sort(failed.begin(), failed.end());
 		kept = FetchUnits(cache, key, units, PositionOf(units, failed.front()), PositionOf(units, failed.back()), range,
-		                  destination, fetch, nullptr) &&
+		                  destination, fetch, &claims) &&
 		       kept;
 	}
 	stats.Add(Counter::CACHE_BYTES_SERVED, served);

@@ -12,6 +12,7 @@
 //                                                    its tail piece or a piece of a block (indices past any block:
 //                                                    TailPieceIndex, PieceIndex)
 //   httpfs2-blocks-v1/<2 hex>/<16 hex>/tmp-<pid>-<n>  a block being written, renamed onto its .blk name when done
+//   httpfs2-blocks-v1/<2 hex>/<16 hex>/<index>.fetch  a process's claim on fetching that block (ClaimFetch): its pid
 //
 //   httpfs2-versions-v1/...                          the versions learnt of objects (core/cache/version_records)
 //
@@ -46,6 +47,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -139,6 +141,19 @@ public:
 	VersionRecords &Versions();
 	//! The blocks this process's reads are fetching now (core/cache/cached_read waits for them).
 	FetchingBlocks &Fetching();
+	//! Claims the fetch of block `index` of `key` for this process, for the others to see: a marker file beside the
+	//! block, made exclusively, holding the pid. False when another process's live claim is there (FetchedElsewhere):
+	//! its block is waited for. A stale claim (its process gone, or older than FETCH_CLAIM_NS) is replaced; a marker
+	//! that cannot be made is no claim, and true (the caller fetches).
+	bool ClaimFetch(const CacheKey &key, uint64_t index);
+	//! Removes this process's claim on the block, if it holds one. The cache does so itself once the block handed
+	//! over is written or refused; a read whose fetch failed does so at once.
+	void EndFetchClaim(const CacheKey &key, uint64_t index);
+	//! Whether a live claim of another process (or another BlockCache) on the block is there.
+	bool FetchedElsewhere(const CacheKey &key, uint64_t index);
+	//! A claim on a fetch is stale past this age: longer than a request's timeout (http_timeout 30 s) and its retries
+	//! take in all but the worst cases, after which a waiter fetches the block itself.
+	static constexpr int64_t FETCH_CLAIM_NS = 60LL * 1000 * 1000 * 1000;
 	//! Versions().Record, the record counted against the bound (and evicted with the blocks, oldest first).
 	bool RecordVersion(const std::string &path, const std::string &version, int64_t learnt_ns);
 	uint64_t MaxBytes() const;
@@ -167,8 +182,13 @@ private:
 	std::vector<ScannedBlock> ScanBlocksAndRecords();
 	//! The blocks in one object's folder; its temporary files older than a minute are removed, and the folder
 	//! when it is empty.
+	//! Stale fetch claims are removed too; with `claims`, the live ones are listed in it.
 	static void ScanObjectFolder(const std::string &folder, const char *suffix, int64_t now_ns,
-	                             std::vector<ScannedBlock> &blocks);
+	                             std::vector<ScannedBlock> &blocks, std::vector<std::string> *claims = nullptr);
+	std::vector<ScannedBlock> ScanBlocks(std::vector<std::string> *claims);
+	std::string ClaimFile(const CacheKey &key, uint64_t index) const;
+	//! Ends this process's claims on blocks of paths that `matches` and are not pending (dropped by a clear).
+	void EndDroppedClaims(const std::function<bool(const std::string &)> &matches);
 	uint64_t EvictLeastRecentlyUsed(std::vector<ScannedBlock> &blocks, uint64_t held);
 	uint64_t RemoveBlocks(const std::vector<ScannedBlock> &blocks);
 	//! Removes the blocks whose key's path `matches` (all blocks, unreadable ones included, with `all`), of those last
@@ -185,6 +205,9 @@ private:
 	std::atomic<uint64_t> temp_sequence {0};
 	//! One scan at a time in this process: a second would find the same blocks to evict.
 	Mutex scan_mutex;
+	Mutex claims_mutex;
+	//! The fetch claims this process made and holds, by their file.
+	std::map<std::string, std::pair<CacheKey, uint64_t>> own_claims HTTPFS2_GUARDED_BY(claims_mutex);
 
 	std::atomic<uint64_t> hits {0};
 	std::atomic<uint64_t> misses {0};
