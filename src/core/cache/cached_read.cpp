@@ -276,16 +276,13 @@ bool ReadThroughBlockCache(BlockCache &cache, CacheKey key, uint64_t object_size
 		// too (one request, not two), and not waited for.
 		auto first_claimed = claimed.front().block;
 		auto last_claimed = claimed.back().block;
+		auto fetched_here = [&](const Unit &unit) {
+			return unit.block >= first_claimed && unit.block <= last_claimed;
+		};
 		awaited.erase(std::remove_if(awaited.begin(), awaited.end(),
-		                             [&](const AwaitedUnit &other) {
-			                             return other.unit.block >= first_claimed && other.unit.block <= last_claimed;
-		                             }),
+		                             [&](const AwaitedUnit &other) { return fetched_here(other.unit); }),
 		              awaited.end());
-		elsewhere.erase(std::remove_if(elsewhere.begin(), elsewhere.end(),
-		                               [&](const Unit &other) {
-			                               return other.block >= first_claimed && other.block <= last_claimed;
-		                               }),
-		                elsewhere.end());
+		elsewhere.erase(std::remove_if(elsewhere.begin(), elsewhere.end(), fetched_here), elsewhere.end());
 		try {
 			kept = FetchUnits(cache, key, units, PositionOf(units, first_claimed), PositionOf(units, last_claimed),
 			                  range, destination, fetch, &claims);
