@@ -137,8 +137,9 @@ def test_a_cold_glob_with_the_cache_costs_what_it_costs_without(rig, glob_files,
     assert cold_requests.get("ListObjectsV2", 0) == off_requests.get("ListObjectsV2", 0) == 1
     # Open: a read that meets its block while another read's piece of it is written fetches it again, now and then
     # one GET more on 1.5 (1 in 12 runs, up to 5 in 12 with 64 files ahead) and up to one per file where DuckDB 2.0's
-    # own reads race read-ahead. Before the tail pieces every file cost one more (+6 here).
-    slack = FILES // 2 if DUCKDB_2 else 1
+    # own reads race read-ahead. Before the tail pieces every file cost one more (+6 here): on 2.0 the count cannot
+    # tell that from the race (the bytes below still can); on 1.5 it does.
+    slack = FILES if DUCKDB_2 else 1
     assert cold_requests.get("GetObject", 0) <= off_requests.get("GetObject", 0) + slack, (cold_requests, off_requests)
     # These files' columns are all read: what the blocks widen their reads by is small beside them (before: 10% more,
     # each footer's block fetched again).
