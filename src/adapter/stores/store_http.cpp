@@ -91,6 +91,11 @@ int HttpStatusOf(const std::exception &error) {
 	}
 }
 
+bool IsTransferFailure(const std::exception &error) {
+	auto type = duckdb::ErrorData(error).Type();
+	return type == duckdb::ExceptionType::IO || type == duckdb::ExceptionType::HTTP;
+}
+
 RetryBackoff RetryBackoffOf(const duckdb::HTTPParams &params, uint64_t max_wait_ms) {
 	RetryBackoff backoff;
 	backoff.wait_ms = params.retry_wait_ms;

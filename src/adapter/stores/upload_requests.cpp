@@ -72,10 +72,10 @@ AttemptOutcome UploadRequests::Send(const MakeRequest &make, Attempt &attempt) {
 	try {
 		attempt.response = log.Send(http, request, &attempt.client);
 		outcome = Judge(attempt.response.get(), request);
-	} catch (duckdb::IOException &error) {
-		attempt.failure = std::current_exception();
-		outcome = OutcomeOfStatus(HttpStatusOf(error), string(), true);
-	} catch (duckdb::HTTPException &error) {
+	} catch (std::exception &error) {
+		if (!IsTransferFailure(error)) {
+			throw; // an interrupt, a setting refused: not the request's to retry
+		}
 		attempt.failure = std::current_exception();
 		outcome = OutcomeOfStatus(HttpStatusOf(error), string(), true);
 	}

@@ -60,6 +60,9 @@ ThrottleListeners ReadThrottleListeners(duckdb::ClientContext &context, IoStats 
 
 //! The HTTP status an error of httpfs's carries (an HTTPException's), else 0.
 int HttpStatusOf(const std::exception &error);
+//! Whether `error` is a request's failure as httpfs throws it (IO or HTTP), told by the type DuckDB records, not the
+//! C++ class: httpfs throws some again from their ErrorData as a plain Exception of that type.
+bool IsTransferFailure(const std::exception &error);
 
 //! The waits between attempts that httpfs's retry settings in `params` ask for (and DuckDB 2.0's
 //! http_retry_throttled_wait_ms), none longer than `max_wait_ms` (0: no bound).
