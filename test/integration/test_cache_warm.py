@@ -11,8 +11,8 @@ from test_cache import cache_setup, read_counting_requests, read_in_child
 
 FILES = 6
 BLOCK = 256 * 1024  # BlockCache::BLOCK_SIZE
-# Uncompressed files of ~1.3 and ~1.1 MiB whose last block (holding the footer) is ~36 KiB or ~121 KiB (over the 64 KiB
-# probe): either way a footer fetched ahead is fetched as asked and kept as the file's tail piece, not widened.
+# Uncompressed files of ~1.3 and ~1.1 MiB whose last block (holding the footer) is ~36 KiB or ~121 KiB (over 64 KiB):
+# either way a footer fetched ahead is fetched as asked and kept as the file's tail piece, not widened.
 # Values from BASE on all have 6 digits, so every file of a size has the same length.
 ROWS = (57500, 50000)
 BASE = 100000

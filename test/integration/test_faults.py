@@ -124,8 +124,8 @@ def test_sliced_answers_give_exact_bytes(con, rig, objects):
     con.execute(BOUNDED)
     # Slow answers are hedged (sent again) by default: here each GET must be sent once.
     con.execute("SET httpfs2_hedge_reads = false")
-    # A clean read first: the server's first range answer of an object is awaited alone (a 64 KiB probe), later
-    # reads of it start in parallel at once.
+    # A clean read first: the head of the server's first range answer of an object is awaited alone, later reads of
+    # it start in parallel at once.
     clean = server_requests(rig, lambda: blob_sha(con, rig.url(key)))
     slice_bytes, delay_s = 1500 + 1000, 0.0005
     rig.add_toxic("slicer", "slicer", {"average_size": 1500, "size_variation": 1000, "delay": int(delay_s * 1e6)})

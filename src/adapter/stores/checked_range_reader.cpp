@@ -21,7 +21,6 @@
 namespace httpfs2 {
 
 constexpr size_t RangedPaths::MAX_PATHS;
-constexpr uint64_t CheckedRangeReader::PROBE_BYTES;
 constexpr uint64_t CheckedRangeReader::MAX_WHOLE_OBJECT_BYTES;
 
 using duckdb::FileOpener;
@@ -224,6 +223,9 @@ void CheckedRangeReader::Send(const ByteRange &range, char *destination, Attempt
 		    // A client that lost the connection (curl) still reports the answer it got so far: a failure to retry.
 		    attempt.verdict = response.HasRequestError() ? RangeVerdict::NOT_SUCCESS
 		                                                 : CheckAndAdopt(range, attempt.answer, attempt.why);
+		    if (attempt.verdict == RangeVerdict::EXACT && attempt.answer.status == 206) {
+			    ConfirmRanges(); // the requests waiting for this head go now, beside its body
+		    }
 		    // The body of a wrong answer is not read (httplib stops; curl has it already).
 		    return attempt.verdict == RangeVerdict::EXACT || attempt.verdict == RangeVerdict::NOT_SUCCESS;
 	    },
@@ -363,37 +365,56 @@ bool CheckedRangeReader::ReadNarrow(const ByteRange &range, char *destination) {
 }
 
 void CheckedRangeReader::ReadWindowed(const ByteRange &range, char *destination) {
-	ReadFromStore(range, destination, range.length);
+	ReadFromStore(range, destination);
 }
 
-void CheckedRangeReader::ReadFromStore(const ByteRange &range, char *destination, uint64_t probe_bytes) {
-	ByteRange rest = range;
+void CheckedRangeReader::ReadFromStore(const ByteRange &range, char *destination) {
 	if (!ranges_confirmed) {
+		std::unique_lock<std::mutex> guard(probe_lock);
 		auto failed_before = probes_failed.load();
-		std::lock_guard<std::mutex> first(first_answer);
+		probe_ended.wait(guard, [&]() { return ranges_confirmed.load() || !probing; });
 		if (!ranges_confirmed) {
 			if (probes_failed.load() != failed_before) {
 				// The request this one waited for failed (a stalled server): so would this one, after as long.
 				std::rethrow_exception(probe_failure);
 			}
-			// Only the start of the range is asked for alone: once it came back exact, the rest and the requests
-			// that waited go in parallel, not behind a whole piece on one stream.
-			ByteRange probe {range.offset, std::min<uint64_t>(range.length, probe_bytes)};
+			probing = true;
+			guard.unlock();
+			std::exception_ptr failure;
 			try {
-				ReadWithRetries(probe, destination);
+				ReadWithRetries(range, destination);
 			} catch (ReadsDeclined &) {
-				throw;
+				failure = std::current_exception(); // the waiters find the fallback set and are declined too
 			} catch (...) {
-				probe_failure = std::current_exception();
+				failure = std::current_exception();
+				guard.lock();
+				probe_failure = failure;
 				probes_failed++;
-				throw;
+				guard.unlock();
 			}
-			rest = ByteRange {probe.End(), range.length - probe.length};
+			guard.lock();
+			probing = false;
+			guard.unlock();
+			probe_ended.notify_all();
+			if (failure) {
+				std::rethrow_exception(failure);
+			}
+			return;
 		}
 	}
-	if (rest.length > 0) {
-		ReadWithRetries(rest, destination + (rest.offset - range.offset));
+	ReadWithRetries(range, destination);
+}
+
+void CheckedRangeReader::ConfirmRanges() {
+	if (ranges_confirmed.load() || ranges_confirmed.exchange(true)) {
+		return;
 	}
+	ranged->Add(path);
+	{
+		// Taken so that a waiter between its test of ranges_confirmed and its wait cannot miss the notification.
+		std::lock_guard<std::mutex> guard(probe_lock);
+	}
+	probe_ended.notify_all();
 }
 
 void CheckedRangeReader::ReadWithRetries(const ByteRange &range, char *destination) {
@@ -422,9 +443,7 @@ AttemptOutcome CheckedRangeReader::Judge(const ByteRange &range, Attempt &attemp
 	switch (attempt.answered ? attempt.verdict : RangeVerdict::NOT_SUCCESS) {
 	case RangeVerdict::EXACT:
 		if (attempt.received == range.length) {
-			if (!ranges_confirmed.exchange(true)) {
-				ranged->Add(path);
-			}
+			ConfirmRanges();
 			return AttemptOutcome::DONE;
 		}
 		// A connection cut mid-body: sent again, as httpfs would.

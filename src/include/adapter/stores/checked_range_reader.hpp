@@ -28,6 +28,7 @@
 #include "duckdb/common/http_util.hpp"
 
 #include <atomic>
+#include <condition_variable>
 #include <exception>
 #include <functional>
 #include <memory>
@@ -77,8 +78,6 @@ class CheckedRangeReader : public std::enable_shared_from_this<CheckedRangeReade
 public:
 	//! AZURE: az:// blobs, signed with the azure secret's account key or SAS token (AzureConnectionFor).
 	enum class Store : uint8_t { S3, HTTP, AZURE };
-	//! What the request that finds out whether the server serves ranges asks for: a round trip, little transfer.
-	static constexpr uint64_t PROBE_BYTES = 64 * 1024;
 	//! An object whose answers cannot prove their version is read from one GET of it whole, held in memory while its
 	//! handle is open as httpfs's full download holds it, up to this size; a larger one is read as httpfs alone reads
 	//! it.
@@ -96,9 +95,10 @@ public:
 
 	//! Reads `range` into `destination`. Throws ReadsDeclined (see above), httpfs's error types for a failed request
 	//! (an HTTPException keeps its status code), and an HTTPException naming the file and range for an answer of
-	//! another version. Retries what httpfs would (no answer, 5xx, 429, a short body). Until one answer showed that the
-	//! server serves ranges, one request is in flight at a time, for the first PROBE_BYTES of its range: a server that
-	//! ignores them sends the whole object to each, and the curl client holds each in memory.
+	//! another version. Retries what httpfs would (no answer, 5xx, 429, a short body). Until one answer's head showed
+	//! that the server serves ranges of the object, one request is in flight at a time: a server that ignores them
+	//! sends the whole object to each, and the curl client holds each in memory. The others go as soon as that head
+	//! came (206 with the range and version asked for), not after its body: one first-byte wait, not a request more.
 	//! With a block cache (UseCache), a read whose blocks are all held for the version is served from it with no
 	//! request; otherwise it is fetched widened to whole blocks, which are handed to the cache's background writer
 	//! (the read does not wait for the disk).
@@ -108,9 +108,8 @@ public:
 	//! next time; any other range is not cached, and false says so: the caller may fill its blocks later, off its path.
 	//! A tail piece serves Read too (DuckDB's first read of a footer).
 	bool ReadNarrow(const ByteRange &range, char *destination);
-	//! As Read without the block cache, for a buffered handle's window (ReadWindow): while the path's ranges are not
-	//! confirmed, the first request asks for the whole range rather than its first PROBE_BYTES (httpfs's handle asks a
-	//! window in one request; a window is at most ReadWindow::MAX_BYTES).
+	//! As Read without the block cache, for a buffered handle's window (ReadWindow; httpfs's handle asks a window in
+	//! one request, at most ReadWindow::MAX_BYTES).
 	void ReadWindowed(const ByteRange &range, char *destination);
 
 	//! The block cache's key of `version` of `path`: its strong ETag and size, else its size and Last-Modified; false
@@ -143,9 +142,10 @@ public:
 private:
 	struct Attempt;
 
-	//! Read without the cache; the first request of a path whose ranges are not confirmed asks for at most
-	//! `probe_bytes` of `range`.
-	void ReadFromStore(const ByteRange &range, char *destination, uint64_t probe_bytes = PROBE_BYTES);
+	//! Read without the cache; while the path's ranges are not confirmed, after the request in flight alone.
+	void ReadFromStore(const ByteRange &range, char *destination);
+	//! An answer's head showed the server serves ranges of the path: the requests waiting for it go.
+	void ConfirmRanges();
 	//! Turns the cache off for this reader, telling `warn_cache_failed` once: the cache refused blocks.
 	void CacheRefused();
 	//! The bytes at the object's end kept as its tail piece: what DuckDB reads first of a Parquet file of its size.
@@ -205,9 +205,12 @@ private:
 	//! The connection's auto_fallback_to_full_download when the reader was made.
 	bool full_download_allowed = true;
 	std::atomic<bool> ranges_confirmed {false};
-	//! Held by the one request in flight while ranges are not confirmed.
-	std::mutex first_answer;
-	//! How often that request failed, and its latest failure (under first_answer): the requests that waited for it
+	//! While ranges are not confirmed, one request is in flight (`probing`); the others wait on `probe_ended` for
+	//! ranges_confirmed or its end.
+	std::mutex probe_lock;
+	std::condition_variable probe_ended;
+	bool probing = false;
+	//! How often that request failed, and its latest failure (under probe_lock): the requests that waited for it
 	//! fail with it.
 	std::atomic<uint64_t> probes_failed {0};
 	std::exception_ptr probe_failure;
