@@ -7,9 +7,12 @@ from bench.report_common import fmt, p50, table
 from bench.report_workloads import config_groups
 
 ALONE, TUNED, WITH = "2.0.1", "2.0.1 tuned", "2.0.1 httpfs2"
+# httpfs2 with DuckDB 2.0's async IO tuned as in TUNED: what a user who tunes 2.0 gets with httpfs2 beside it.
+WITH_TUNED = "2.0.1 httpfs2 tuned"
 
 
 def _ratio(by_config: dict, base: str, config: str) -> str:
+    """base's p50 seconds / config's."""
     base_s, config_s = p50(by_config.get(base, []), "wall_s"), p50(by_config.get(config, []), "wall_s")
     if not base_s or not config_s:
         return ""
@@ -26,11 +29,16 @@ def versions_rows(rows) -> tuple:
     configs = list(dict.fromkeys(r["config"] for r in rows))
     headers = ["Workload", "Profile", "Threads", "Client", *configs]
     headers += [f"{WITH} vs {ALONE}", f"vs {TUNED}", "vs 1.5.5 httpfs2"]
+    tuned_too = WITH_TUNED in configs
+    if tuned_too:
+        headers.append(f"{WITH_TUNED} vs {TUNED}")
     body = []
     for (workload, profile, file_cache, client, threads), by_config in config_groups(rows).items():
         where = profile + (" +file cache" if file_cache == "True" else "")
         line = [workload, where, f"{threads:g}", client] + [_cell(by_config.get(c, [])) for c in configs]
         line += [_ratio(by_config, ALONE, WITH), _ratio(by_config, TUNED, WITH), _ratio(by_config, "httpfs2", WITH)]
+        if tuned_too:
+            line.append(_ratio(by_config, TUNED, WITH_TUNED))
         body.append(line)
     return headers, body
 

@@ -24,7 +24,9 @@ from bench.configs import CONFIGS, Point, points, sweep
 
 NATIVE, HTTPFS2, SPLIT, LOCAL = (CONFIGS[n] for n in ("native", "httpfs2", "httpfs2 split", "local"))
 NO_HEDGING = CONFIGS["httpfs2 no hedging"]
-V2, V2_TUNED, V2_HTTPFS2 = (CONFIGS[n] for n in ("2.0.1", "2.0.1 tuned", "2.0.1 httpfs2"))
+V2, V2_TUNED, V2_HTTPFS2, V2_HTTPFS2_TUNED = (
+    CONFIGS[n] for n in ("2.0.1", "2.0.1 tuned", "2.0.1 httpfs2", "2.0.1 httpfs2 tuned")
+)
 
 
 @dataclass(frozen=True)
@@ -209,12 +211,13 @@ SUITES = {
     "workloads": Workloads(workloads=ALL_WORKLOADS, configs=(NATIVE, SPLIT, HTTPFS2, LOCAL)),
     # The 22 TPC-H queries alone, at region.
     "tpch": Workloads(workloads=("tpch-22",), profiles=("region",), configs=(NATIVE, HTTPFS2, LOCAL)),
-    # Issue 43: every read workload in DuckDB 2.0.1 alone (its defaults, and tuned), 2.0.1 + httpfs2, and 1.5.5 +
-    # httpfs2, side by side (bench/report_versions.py). TPC-H once per repeat as elsewhere; --threads 1 4 for both.
+    # Issue 43: every read workload in DuckDB 2.0.1 alone (its defaults, and tuned), 2.0.1 + httpfs2 (with 2.0's
+    # defaults, and tuned as alone), and 1.5.5 + httpfs2, side by side (bench/report_versions.py). TPC-H once per
+    # repeat as elsewhere; --threads 1 4 for both.
     "versions": Workloads(
         workloads=ALL_WORKLOADS,
         profiles=("lan", "region"),
-        configs=(HTTPFS2, V2, V2_TUNED, V2_HTTPFS2),
+        configs=(HTTPFS2, V2, V2_TUNED, V2_HTTPFS2, V2_HTTPFS2_TUNED),
         min_repeats={"lineitem-selective": 5},
     ),
     # Issue 43 item 3: which of httpfs2's mechanisms still add inside DuckDB 2.0.1. httpfs2 whole, less read-ahead
