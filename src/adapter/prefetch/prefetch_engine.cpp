@@ -1,5 +1,6 @@
 #include "adapter/prefetch/prefetch_engine.hpp"
 
+#include "adapter/stores/checked_range_reader.hpp"
 #include "adapter/common/query_versions.hpp"
 #include "adapter/common/session_settings.hpp"
 #include "adapter/compat/duckdb_api.hpp"
