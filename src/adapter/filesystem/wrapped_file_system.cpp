@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "adapter/compat/duckdb_api.hpp"
+#include "adapter/stores/checked_range_reader.hpp"
 #include "adapter/common/session_settings.hpp"
 #include "adapter/handles/internal_opener.hpp"
 #include "adapter/stores/store_http.hpp"

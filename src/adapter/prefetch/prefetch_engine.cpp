@@ -1,5 +1,6 @@
 #include "adapter/prefetch/prefetch_engine.hpp"
 
+#include "adapter/stores/checked_range_reader.hpp"
 #include "adapter/common/query_versions.hpp"
 #include "adapter/common/session_settings.hpp"
 #include "adapter/compat/duckdb_api.hpp"
@@ -7,6 +8,7 @@
 #include "adapter/stores/s3_tails.hpp"
 #include "core/formats/manifest_list.hpp"
 #include "core/formats/parquet_layout.hpp"
+#include "core/prefetch/prefetch_executor.hpp"
 #include "miniz.hpp"
 
 #include <cstring>
@@ -47,41 +49,7 @@ bool InflateRaw(const char *data, size_t size, std::string &out) {
 	return true;
 }
 
-//! One fetch ahead of an open: abandoned (its open goes on without it) unless it delivered, however its task ends.
-struct Fetch {
-	Fetch(duckdb::shared_ptr<QueryVersions> query_p, std::string path_p, uint64_t expected_p)
-	    : query(std::move(query_p)), path(std::move(path_p)), expected(expected_p) {
-	}
-	~Fetch() {
-		if (!delivered) {
-			query->Abandon(path, expected);
-		}
-	}
-	//! Whether to send the request: false once the path's open took it over (it was still queued).
-	bool Start() {
-		return query->Start(path, expected);
-	}
-	void Deliver(std::shared_ptr<ObjectTail> fetched) {
-		query->Deliver(path, std::move(fetched), expected);
-		delivered = true;
-	}
-
-	duckdb::shared_ptr<QueryVersions> query;
-	std::string path;
-	uint64_t expected;
-	bool delivered = false;
-};
-
-//! Room for `bytes` fetched ahead, charged to `budget` until the last owner lets go; null when the budget is full.
-std::shared_ptr<ObjectTail> Reserve(MemoryBudget &budget, uint64_t bytes) {
-	if (!budget.TryReserve(bytes)) {
-		return nullptr;
-	}
-	return std::shared_ptr<ObjectTail>(new ObjectTail(), [&budget, bytes](ObjectTail *freed) {
-		delete freed;
-		budget.Release(bytes);
-	});
-}
+using Fetch = AheadFetch<duckdb::shared_ptr<QueryVersions>, ObjectTail>;
 } // namespace
 
 namespace {
@@ -206,28 +174,15 @@ void PrefetchEngine::ListFolder(const string &path, QueryPredictors &predictors,
 void PrefetchEngine::Execute(std::vector<OpenPrediction> predictions, const ReadAheadTuning &tuning,
                              optional_ptr<FileOpener> opener, const string &opening) {
 	auto predictors = QueryPredictors::Of(opener);
-	if (!tuning.fetch_ahead) {
-		// What the gate keeps from being fetched now may be predicted again once it opens; the open is the query's.
-		if (predictors) {
-			predictors->files.Unseen({}, opening);
-		}
+	auto gated =
+	    GatePredictions(std::move(predictions), tuning.fetch_ahead, predictors ? &predictors->files : nullptr, opening);
+	if (gated.Empty()) {
 		return;
 	}
-	if (predictors) {
-		predictions = predictors->files.Unseen(std::move(predictions), opening);
+	for (auto &prediction : gated.for_open) {
+		FetchForOpen(prediction, opener);
 	}
-	if (predictions.empty()) {
-		return;
-	}
-	std::vector<OpenPrediction> footers;
-	for (auto &prediction : predictions) {
-		if (prediction.bytes == PredictedBytes::FOOTER) {
-			footers.push_back(std::move(prediction));
-		} else {
-			FetchForOpen(prediction, opener);
-		}
-	}
-	FetchFooters(footers, tuning, opener);
+	FetchFooters(gated.footers, tuning, opener);
 }
 
 void PrefetchEngine::FetchFooters(const std::vector<OpenPrediction> &footers, const ReadAheadTuning &tuning,
@@ -293,7 +248,7 @@ void PrefetchEngine::FetchForOpen(const OpenPrediction &prediction, optional_ptr
 		return;
 	}
 	auto fetch = std::make_shared<Fetch>(query, prediction.path, expected);
-	auto fetched = Reserve(state.read_ahead_budget, bytes);
+	auto fetched = ReserveAhead<ObjectTail>(state.read_ahead_budget, bytes);
 	if (!fetched) {
 		stats.Add(Counter::READ_AHEAD_SKIPPED_BUDGET);
 		return; // left to its open; the Fetch abandons it
@@ -301,34 +256,20 @@ void PrefetchEngine::FetchForOpen(const OpenPrediction &prediction, optional_ptr
 	auto generation = predictors->data_files.Generation();
 	auto &counted = stats;
 	state.io_pool.Submit([fetch, send, fetched, predictors, generation, whole, &counted]() {
-		if (!fetch->Start()) {
-			return;
+		std::function<void(const ObjectTail &)> parse;
+		if (whole) {
+			// Before the delivery: the scan opens the manifest's data files once its open read it, and their opens
+			// must find them in the order.
+			parse = [&](const ObjectTail &manifest) {
+				predictors->data_files.Parsed(generation, fetch->Path(),
+				                              ManifestList::DataFiles(manifest.bytes,
+				                                                      ManifestList::SchemeAndAuthority(fetch->Path()),
+				                                                      InflateRaw));
+			};
 		}
 		// Counted as in-file read-ahead counts its fetches: each request sent, when it ended.
-		bool answered = false;
-		try {
-			answered = send(*fetched);
-		} catch (std::exception &) {
-			counted.Add(Counter::READ_AHEAD_FAILURES);
-		}
-		counted.Add(Counter::READ_AHEAD_REQUESTS);
-		if (!answered || !fetched->names_version) {
-			return; // the open makes its own request, and meets any error there as it would without httpfs2
-		}
-		counted.Add(Counter::READ_AHEAD_BYTES, fetched->bytes.size());
-		try {
-			if (whole) {
-				// Before the delivery: the scan opens the manifest's data files once its open read it, and their
-				// opens must find them in the order.
-				predictors->data_files.Parsed(
-				    generation, fetch->path,
-				    ManifestList::DataFiles(fetched->bytes, ManifestList::SchemeAndAuthority(fetch->path), InflateRaw));
-			}
-			fetch->Deliver(fetched);
-			counted.Add(whole ? Counter::MANIFESTS_FETCHED_AHEAD : Counter::TAILS_FETCHED_AHEAD);
-		} catch (std::exception &) {
-			// Not delivered (no memory to parse or hold it): the open makes its own request.
-		}
+		RunAheadFetch(*fetch, send, fetched, counted, parse,
+		              whole ? Counter::MANIFESTS_FETCHED_AHEAD : Counter::TAILS_FETCHED_AHEAD);
 	});
 }
 

@@ -1,5 +1,6 @@
 #include "adapter/prefetch/read_ahead_wiring.hpp"
 
+#include "adapter/stores/checked_range_reader.hpp"
 #include "adapter/compat/duckdb_api.hpp"
 #include "adapter/common/session_settings.hpp"
 #include "adapter/handles/internal_opener.hpp"

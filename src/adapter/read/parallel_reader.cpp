@@ -1,5 +1,6 @@
 #include "adapter/read/parallel_reader.hpp"
 
+#include "adapter/stores/checked_range_reader.hpp"
 #include "adapter/common/error_context.hpp"
 #include "adapter/handles/internal_opener.hpp"
 

@@ -1,5 +1,6 @@
 #include "adapter/read/read_opener.hpp"
 
+#include "adapter/stores/checked_range_reader.hpp"
 #include "adapter/compat/duckdb_api.hpp"
 #include "adapter/common/query_versions.hpp"
 #include "adapter/stores/cache_use.hpp"

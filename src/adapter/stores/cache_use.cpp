@@ -1,5 +1,6 @@
 #include "adapter/stores/cache_use.hpp"
 
+#include "adapter/stores/checked_range_reader.hpp"
 #include "adapter/compat/duckdb_api.hpp"
 #include "core/cache/cached_read.hpp"
 #include "core/formats/parquet_layout.hpp"

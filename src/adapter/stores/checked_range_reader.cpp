@@ -28,6 +28,19 @@ using duckdb::optional_ptr;
 using duckdb::unique_ptr;
 using std::string;
 
+namespace {
+//! `wait`'s answer; a wait for a block another read fetches, given up because the query was interrupted, ends the read
+//! as DuckDB's interrupt.
+template <class WAIT>
+auto InterruptingCancelledWaits(WAIT &&wait) -> decltype(wait()) {
+	try {
+		return wait();
+	} catch (BlockWaitCancelled &) {
+		throw duckdb::InterruptException();
+	}
+}
+} // namespace
+
 //! What one request's answer was; filled by the client's callbacks.
 struct CheckedRangeReader::Attempt {
 	bool answered = false;
@@ -317,12 +330,8 @@ void CheckedRangeReader::Read(const ByteRange &range, char *destination) {
 		ReadFromStore(span, bytes);
 		CacheKeyOf(proven);
 	};
-	bool kept;
-	try {
-		kept = ReadThroughBlockCache(*cache, key, size, range, destination, stats, fetch, interrupted);
-	} catch (BlockWaitCancelled &) {
-		throw duckdb::InterruptException();
-	}
+	bool kept = InterruptingCancelledWaits(
+	    [&]() { return ReadThroughBlockCache(*cache, key, size, range, destination, stats, fetch, interrupted); });
 	if (!kept) {
 		CacheRefused();
 	}
@@ -342,13 +351,10 @@ bool CheckedRangeReader::ReadNarrow(const ByteRange &range, char *destination) {
 	}
 	auto size = Expected().size;
 	bool tail = range.End() == size && range.length <= BlockCache::BLOCK_SIZE;
-	bool held;
-	try {
-		held = (tail && ReadHeldTailPiece(*cache, key, size, range.length, range, destination, stats)) ||
+	bool held = InterruptingCancelledWaits([&]() {
+		return (tail && ReadHeldTailPiece(*cache, key, size, range.length, range, destination, stats)) ||
 		       ReadHeldBlocks(*cache, key, size, range, destination, stats, interrupted);
-	} catch (BlockWaitCancelled &) {
-		throw duckdb::InterruptException();
-	}
+	});
 	if (held) {
 		return true;
 	}

@@ -1,5 +1,6 @@
 #include "adapter/stores/remote_store.hpp"
 
+#include "adapter/stores/checked_range_reader.hpp"
 #include "adapter/stores/azure_versions.hpp"
 #include "adapter/stores/s3_listing.hpp"
 #include "adapter/stores/s3_tails.hpp"

@@ -18,6 +18,7 @@
 //   and take it over while it is queued;
 // - release when the query ends (QueryState).
 // A fetch that fails or answers otherwise leaves the open to its own request, as without httpfs2.
+// The gate, de-duplication, budget charging and one fetch's delivery bookkeeping are core/prefetch/prefetch_executor.
 //===----------------------------------------------------------------------===//
 
 #pragma once

@@ -20,7 +20,6 @@
 
 #pragma once
 
-#include "adapter/stores/checked_range_reader.hpp"
 #include "adapter/common/object_version.hpp"
 #include "core/common/io_stats.hpp"
 #include "core/common/stream_controller.hpp"
@@ -32,6 +31,9 @@
 #include <vector>
 
 namespace httpfs2 {
+
+//! Named only: its header holds S3's and Azure's signing, which the readers of this map need not compile against.
+class CheckedRangeReader;
 
 class RemoteStore {
 public:
