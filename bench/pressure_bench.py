@@ -12,6 +12,8 @@ fails, answers wrong, writes wrong or hangs (the suite's timeout) is a row with 
 Conditions (CONDITIONS; `--conditions` picks among them):
   clean       the proxy passing everything
   throttled   503 SlowDown to every 5th request of each kind (20%, the first included), the whole run
+  throttled-rate  503 SlowDown to each request past 25 a second to its prefix (S3 throttles by request rate per
+              prefix), the whole run
   stragglers  every 50th object GET of a range not asked before (2%) waits 10 s before its first byte (reads only)
   rotation    the secret carries session token `token-1`; at the 10th object GET (the 2nd upload part) the proxy asks
               the worker to replace the secret with one of token `token-2` from another connection, waits for it,
@@ -56,6 +58,7 @@ class Condition:
 CONDITIONS = {
     "clean": Condition("normal"),
     "throttled": Condition("slow_down", {"slow_down_every": 5}),
+    "throttled-rate": Condition("slow_down_rate", {"rate_limit": 25}),
     "stragglers": Condition("stall_first_byte", {"stall_every": 50, "stall_seconds": 10.0}, writes=False),
     "rotation": Condition("expiring_token"),
 }

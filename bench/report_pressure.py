@@ -10,7 +10,7 @@ import re
 from bench.report_common import fmt, p50, table
 
 NATIVE, HTTPFS2, NO_HEDGING = "native", "httpfs2", "httpfs2 no hedging"
-ORDER = ("clean", "throttled", "stragglers", "rotation")  # bench/pressure_bench.py CONDITIONS
+ORDER = ("clean", "throttled", "throttled-rate", "stragglers", "rotation")  # bench/pressure_bench.py CONDITIONS
 STRAGGLERS_WITHIN = 1.3  # the scan with hedging under stragglers, against its clean time
 HEDGES_UNDER = 0.05  # hedges sent, a share of the requests
 CLEAN_EXTRA_UNDER = 0.01  # extra requests hedging may cost where nothing stalls

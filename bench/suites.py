@@ -158,7 +158,13 @@ class Warm:
 class Pressure:
     workloads: tuple = ("lineitem-projection", "glob-agg")  # reads: names in bench/workloads.py WORKLOADS
     writes: tuple = ("csv",)  # COPYs: names in bench/write_bench.py WRITES (`--workloads copy-<name>`)
-    conditions: tuple = ("clean", "throttled", "stragglers", "rotation")  # bench/pressure_bench.py CONDITIONS
+    conditions: tuple = (
+        "clean",
+        "throttled",
+        "throttled-rate",
+        "stragglers",
+        "rotation",
+    )  # bench/pressure_bench.py CONDITIONS
     profiles: tuple = ("region",)
     configs: tuple = (NATIVE, HTTPFS2)
     # In the reads' clean runs too (what hedging costs where nothing stalls); none when --configs names the configs.

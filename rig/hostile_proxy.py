@@ -39,6 +39,9 @@ subresources); upload faults to the multipart requests of such keys; head_forbid
   "hit:slow_down" and "hit:slow_down:<kind>". With `slow_down_kinds` set, only requests of those kinds; with
   `slow_down_first` set, instead the first slow_down_first requests of each kind, then none (a burst). A request of
   Azure's (with x-ms-version) is answered as Azure throttles: 503 with its ServerBusy error.
+- slow_down_rate: a request past rate_limit requests in the last second to its prefix (the path up to its last "/":
+  a bucket's folder) is not forwarded and answered 503 SlowDown, as S3 answers a client past a prefix's request rate;
+  refused requests count toward the rate, as S3's do. Counted as "hit:slow_down_rate".
 - expiring_token: a request carrying a session token (x-amz-security-token) among `expired_tokens` is answered 400
   ExpiredToken, as S3 answers one signed with STS credentials past their expiry; other requests are forwarded without
   their token, signed again with the proxy's secret key (the rig knows no session tokens). An object GET whose
@@ -71,6 +74,7 @@ proxy's address verifies upstream as it is.
 Request bodies are read whole before being forwarded (parts are a few MiB in tests), responses are streamed. Every
 wait is bounded, and stop() (the end of serve_hostile) wakes every stall and closes every connection."""
 
+import collections
 import contextlib
 import hashlib
 import hmac
@@ -103,7 +107,7 @@ UPLOAD_MODES = (
     "part_trickle_once",
     "part_slow_down",
 )
-THROTTLE_MODES = ("slow_down",)
+THROTTLE_MODES = ("slow_down", "slow_down_rate")
 HEADER_MODES = ("get_no_etag", "pinned_validators", "expiring_token")
 MODES = frozenset(("normal", *READ_MODES, *UPLOAD_MODES, *THROTTLE_MODES, *HEADER_MODES, "head_forbidden"))
 
@@ -411,6 +415,9 @@ class _Handler(BaseHTTPRequestHandler):
             if "x-ms-version" in self.headers:
                 return self._answer(503, SERVER_BUSY_BODY, [("Content-Type", "application/xml")], reason="Server Busy")
             return self._answer(503, SLOW_DOWN_BODY, [("Content-Type", "application/xml")], reason="Slow Down")
+        if "slow_down_rate" in modes and proxy._past_rate(path):
+            self._fault("slow_down_rate")
+            return self._answer(503, SLOW_DOWN_BODY, [("Content-Type", "application/xml")], reason="Slow Down")
         if self.command == "PUT" and "partNumber" in params:
             proxy._before("part")
         matching = proxy.key_filter in path
@@ -665,6 +672,7 @@ class HostileProxy:
         slow_down_parts: int = 4,
         slow_down_every: int = 4,
         stall_every: int = 4,
+        rate_limit: int = 50,
         secret_key: str | None = None,
     ):
         if upstream_host not in (LOOPBACK, "localhost"):
@@ -681,6 +689,7 @@ class HostileProxy:
         self.slow_down_parts = slow_down_parts
         self.slow_down_every = slow_down_every
         self.stall_every = stall_every
+        self.rate_limit = rate_limit
         self.expired_tokens = set()
         self.secret_key = secret_key
         self.pinned_time = "Mon, 23 Nov 2026 10:00:00 GMT"
@@ -744,6 +753,7 @@ class HostileProxy:
             self._kinds_seen = {}
             self._ranges_seen = set()
             self._stalls = 0
+            self._recent_by_prefix = {}
             self.expired_tokens = set()
             # Which kinds of request slow_down throttles and stall_first_byte stalls: all (None) or those named; how
             # many stall_first_byte stalls at most (None: no cap).
@@ -798,6 +808,16 @@ class HostileProxy:
             if self.slow_down_first:
                 return seen < self.slow_down_first
             return seen % max(self.slow_down_every, 1) == 0
+
+    def _past_rate(self, path: str) -> bool:
+        """Whether this request makes more than rate_limit to its prefix within the last second (slow_down_rate)."""
+        prefix, now = path.rsplit("/", 1)[0], time.monotonic()
+        with self._lock:
+            recent = self._recent_by_prefix.setdefault(prefix, collections.deque())
+            while recent and now - recent[0] >= 1.0:
+                recent.popleft()
+            recent.append(now)
+            return len(recent) > self.rate_limit
 
     def _first_attempt_of(self, part: tuple) -> bool:
         """Whether this is the first UploadPart of (upload id, part number) since the last reset."""
@@ -883,7 +903,7 @@ class HostileProxy:
 def serve_hostile(upstream_host: str, upstream_port: int, **options):
     """A HostileProxy on a free 127.0.0.1 port in front of upstream_host:upstream_port, stopped on exit; options are
     HostileProxy's (key_filter, shift_bytes, stall_seconds, stall_tail_closed_ranges, trickle_interval,
-    trickle_seconds, slow_down_parts, stall_every, secret_key)."""
+    trickle_seconds, slow_down_parts, stall_every, rate_limit, secret_key)."""
     proxy = HostileProxy(upstream_host, upstream_port, **options)
     proxy.start()
     try:

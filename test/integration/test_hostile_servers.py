@@ -773,6 +773,35 @@ def test_throttled_tails_and_listings_are_waited_out_and_sent_again(
 
 
 @pytest.mark.parametrize("client", CLIENTS)
+def test_a_read_past_a_prefix_request_rate_is_throttled_and_ends_right(
+    request, connect, rig, hostile_s3, tmp_path, client
+):
+    """S3 answers 503 SlowDown to requests past a request rate per prefix (slow_down_rate: more than 8 a second to the
+    folder here), not to a share of them: the throttling lasts as long as the client keeps its pace. A read of 12
+    files of one folder answers the files' own rows; httpfs2_stats() counts the throttled answers and the streams
+    halved for them."""
+    keys, expected = parquet_files(rig, tmp_path, f"{PREFIX}throttled-rate-{client}", 12)
+    db = connect("httpfs2_small", client)
+    db.con.execute("SET http_retries = 8; SET http_retry_wait_ms = 50; SET http_retry_backoff = 2")
+    hostile_s3.reset()
+    hostile_s3.rate_limit = 8
+    hostile_s3.mode = "slow_down_rate"
+    outcome = db.run(COUNTED_SQL.format(paths=[rig.url(key) for key in keys]), proxy=hostile_s3)
+    throttled = hostile_s3.counts.get("hit:slow_down_rate", 0)
+    hostile_s3.mode = "normal"
+    hostile_s3.rate_limit = 50
+    fail_on_hang(outcome, "the read")
+    counters = stats(db.con)
+    shown = {name: counters[name] for name in ("throttled_answers", "streams", "streams_settled", "streams_throttles")}
+    report(request, httpfs2=outcome.text(), throttled=throttled, **shown)
+    assert outcome.error is None, outcome.text()
+    assert outcome.rows == expected
+    assert throttled >= 1, "the proxy throttled nothing: the read never passed the rate"
+    assert 1 <= counters["throttled_answers"] <= throttled, (throttled, shown)
+    assert counters["streams_throttles"] >= 1, shown
+
+
+@pytest.mark.parametrize("client", CLIENTS)
 def test_a_glob_whose_listing_is_throttled_is_listed_again(request, connect, rig, hostile_s3, tmp_path, client):
     """A glob's first listing answered 503 SlowDown (the first two listings throttled). httpfs on DuckDB 2.0 fails the
     query at once (its listing is not retried); 1.5's retries it. httpfs2 (read-ahead on, which expands the listing at
