@@ -32,8 +32,16 @@ from bench.answers import normalize_rows, same_rows
 
 PEAK_SUFFIX = "_peak"  # httpfs2_stats() columns that are maxima, not counters
 # Columns about what the whole database shares (the IO pool, the memory budgets, the cost model): every row
-# repeats them, so they are taken once, not summed.
-DATABASE_WIDE = ("io_threads", "read_ahead_memory_", "upload_memory_", "upload_streams", "model_", "streams")
+# repeats them, so they are taken once, not summed (the hedging deadline summed read 3x its value).
+DATABASE_WIDE = (
+    "io_threads",
+    "read_ahead_memory_",
+    "upload_memory_",
+    "upload_streams",
+    "model_",
+    "streams",
+    "hedge_deadline_ms",
+)
 
 
 def sql_literal(value) -> str:
