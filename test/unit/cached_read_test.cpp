@@ -618,3 +618,54 @@ TEST_F(CachedReadTest, AReadWaitingOnAnotherProcessStopsWhenCancelledAndFetchesW
 	EXPECT_EQ(object.fetched.size(), 1u);
 	EXPECT_TRUE(object.Holds(ByteRange {BLOCK, BLOCK}, bytes));
 }
+
+TEST_F(CachedReadTest, AReadOfHeldBlocksWaitsOnAnotherProcessesClaimAndIsFalseWhenItEndsWithoutTheBlock) {
+	std::string error;
+	auto other = BlockCache::Open(folder, 64 * BLOCK, error);
+	ASSERT_NE(other, nullptr) << error;
+	FakeObject object(2 * BLOCK);
+	std::vector<char> block(BLOCK);
+	for (uint64_t i = 0; i < BLOCK; i++) {
+		block[i] = object.ByteAt(BLOCK + i);
+	}
+	auto claim = ClaimFileOf(*cache, key, 1);
+	WriteClaim(claim, long(getpid()), 0);
+	ByteRange wanted {BLOCK, BLOCK}; // the whole block: a piece would wait on a claim of that piece
+	std::vector<char> bytes(wanted.length);
+	std::atomic<bool> cancel {false};
+	std::atomic<bool> threw {false};
+	std::thread cancelled([&]() {
+		try {
+			ReadHeldBlocks(*cache, key, object.size, wanted, bytes.data(), stats, [&]() { return cancel.load(); });
+		} catch (BlockWaitCancelled &) {
+			threw = true;
+		}
+	});
+	std::this_thread::sleep_for(std::chrono::milliseconds(200));
+	EXPECT_FALSE(threw.load()) << "a live claim elsewhere was taken for a block not held";
+	cancel = true;
+	cancelled.join();
+	EXPECT_TRUE(threw);
+
+	// The other process writes the block, then ends its claim: the waiter reads it.
+	bool served = false;
+	std::thread waiting([&]() { served = ReadHeldBlocks(*cache, key, object.size, wanted, bytes.data(), stats); });
+	std::this_thread::sleep_for(std::chrono::milliseconds(100));
+	ASSERT_TRUE(other->Put(key, 1, block.data(), BLOCK));
+	unlink(claim.c_str());
+	waiting.join();
+	EXPECT_TRUE(served);
+	EXPECT_TRUE(object.Holds(wanted, bytes));
+
+	// A claim that ends without the block: false, for the caller to fetch.
+	auto second_claim = ClaimFileOf(*cache, key, 0);
+	WriteClaim(second_claim, long(getpid()), 0);
+	std::thread failing([&]() {
+		served = ReadHeldBlocks(*cache, key, object.size, ByteRange {0, BLOCK}, bytes.data(), stats);
+	});
+	std::this_thread::sleep_for(std::chrono::milliseconds(100));
+	unlink(second_claim.c_str());
+	failing.join();
+	EXPECT_FALSE(served);
+	EXPECT_TRUE(object.fetched.empty());
+}

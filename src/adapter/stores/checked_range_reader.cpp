@@ -358,14 +358,33 @@ bool CheckedRangeReader::ReadNarrow(const ByteRange &range, char *destination) {
 	if (held) {
 		return true;
 	}
-	ReadFromStore(range, destination);
 	if (!tail) {
+		ReadFromStore(range, destination);
 		return false;
 	}
 	stats.Add(Counter::CACHE_MISSES);
+	try {
+		// Two processes reading one footer at once: one fetches it, the other reads it from the cache.
+		if (ReadTailPieceOrClaimIt(*cache, key, size, range.length, range, destination, stats, interrupted)) {
+			return true;
+		}
+	} catch (BlockWaitCancelled &) {
+		throw duckdb::InterruptException();
+	}
+	auto claimed = key;
+	auto piece_index = TailPieceIndex(range.length);
+	try {
+		ReadFromStore(range, destination);
+	} catch (...) {
+		cache->EndFetchClaim(claimed, piece_index); // the processes waiting on it fetch it themselves
+		throw;
+	}
 	CacheKeyOf(key); // the version the answer proved, as a read through the cache keys its blocks
 	if (!FillTailPiece(*cache, key, size, range.length, range, destination)) {
 		CacheRefused();
+	}
+	if (claimed.path != key.path || claimed.version != key.version) {
+		cache->EndFetchClaim(claimed, piece_index); // the proven version is another: the piece's write ends not this
 	}
 	return true;
 }

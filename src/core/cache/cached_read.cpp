@@ -175,17 +175,23 @@ constexpr std::chrono::milliseconds OTHER_PROCESS_POLL {25};
 void WaitForOtherProcesses(BlockCache &cache, const CacheKey &key, uint64_t object_size, std::vector<Unit> units,
                            const ByteRange &range, char *destination, IoStats &stats, BlockClaims &claims,
                            const CancelCheck &cancelled, std::vector<uint64_t> &failed) {
+	if (units.empty()) {
+		return;
+	}
 	std::unique_ptr<char[]> buffer(new char[BLOCK]);
 	while (!units.empty()) {
 		std::vector<Unit> waiting;
 		for (auto &unit : units) {
 			// The claim first: its process renames the file in place before it removes the claim.
 			bool live = cache.FetchedElsewhere(key, unit.index);
-			std::shared_ptr<char> bytes(new char[unit.range.length], std::default_delete<char[]>());
+			// Holds before Get, and before the unit's buffer: most polls find nothing there yet.
+			bool there = cache.Holds(key, unit.index) || (unit.IsPiece() && cache.Holds(key, unit.block));
+			std::shared_ptr<char> bytes;
+			if (there) {
+				bytes.reset(new char[unit.range.length], std::default_delete<char[]>());
+			}
 			uint64_t copied = 0;
-			// Holds before Get: a block not there yet is no miss of the cache's.
-			if ((unit.IsPiece() || cache.Holds(key, unit.index)) &&
-			    GetUnit(cache, key, unit, object_size, buffer.get(), unit.range, bytes.get(), copied)) {
+			if (there && GetUnit(cache, key, unit, object_size, buffer.get(), unit.range, bytes.get(), copied)) {
 				CopyOverlap(unit.range, bytes.get(), range, destination);
 				stats.Add(Counter::CACHE_FETCHES_SHARED);
 				claims.End(unit.index, std::move(bytes));
@@ -320,6 +326,8 @@ bool ReadHeldBlocks(BlockCache &cache, const CacheKey &key, uint64_t object_size
 	auto units = UnitsOf(range, object_size);
 	// A unit being fetched by another read is as good as held: its bytes are waited for once the others are served.
 	std::vector<AwaitedUnit> awaited;
+	//! Units another process claimed: as good as held while the claim lives.
+	std::vector<Unit> elsewhere;
 	std::unique_ptr<char[]> buffer(new char[BLOCK]);
 	uint64_t served = 0;
 	for (auto &unit : units) {
@@ -328,10 +336,13 @@ bool ReadHeldBlocks(BlockCache &cache, const CacheKey &key, uint64_t object_size
 		}
 		ByteRange fetched;
 		auto fetch = FetchUnderWay(cache, key, unit, object_size, fetched);
-		if (!fetch) {
+		if (fetch) {
+			awaited.push_back(AwaitedUnit {unit, fetched, std::move(fetch)});
+		} else if (cache.FetchedElsewhere(key, unit.index)) {
+			elsewhere.push_back(unit);
+		} else {
 			return false; // not held, or corrupt (and removed now): what was copied is the caller's to overwrite
 		}
-		awaited.push_back(AwaitedUnit {unit, fetched, std::move(fetch)});
 	}
 	for (auto &other : awaited) {
 		auto bytes = other.fetch->Wait(cancelled);
@@ -340,7 +351,14 @@ bool ReadHeldBlocks(BlockCache &cache, const CacheKey &key, uint64_t object_size
 		}
 		CopyOverlap(other.fetched, bytes.get(), range, destination);
 	}
-	stats.Add(Counter::CACHE_HITS, units.size() - awaited.size());
+	// No claims of this read's: the wait ends no fetch here, and one that fails elsewhere leaves it to the caller.
+	BlockClaims no_claims(cache.Fetching(), key);
+	std::vector<uint64_t> failed;
+	WaitForOtherProcesses(cache, key, object_size, elsewhere, range, destination, stats, no_claims, cancelled, failed);
+	if (!failed.empty()) {
+		return false;
+	}
+	stats.Add(Counter::CACHE_HITS, units.size() - awaited.size() - elsewhere.size());
 	stats.Add(Counter::CACHE_FETCHES_SHARED, awaited.size());
 	stats.Add(Counter::CACHE_BYTES_SERVED, served);
 	return true;
@@ -384,6 +402,37 @@ bool ReadHeldTailPiece(BlockCache &cache, const CacheKey &key, uint64_t object_s
 	stats.Add(Counter::CACHE_HITS);
 	stats.Add(Counter::CACHE_BYTES_SERVED, range.length);
 	return true;
+}
+
+bool ReadTailPieceOrClaimIt(BlockCache &cache, const CacheKey &key, uint64_t object_size, uint64_t piece_length,
+                            const ByteRange &range, char *destination, IoStats &stats, const CancelCheck &cancelled) {
+	if (piece_length == 0 || piece_length > std::min(BLOCK, object_size) ||
+	    range.offset != object_size - piece_length || range.length != piece_length) {
+		return false; // no piece FillTailPiece would put, so no claim it would end
+	}
+	auto index = TailPieceIndex(piece_length);
+	// The caller counted the miss: a piece fetched elsewhere counts as shared, not as a hit too.
+	IoStats hit;
+	while (!cache.ClaimFetch(key, index)) {
+		// Another process's live claim: its piece is read once written, as a block's is (WaitForOtherProcesses).
+		if (ReadHeldTailPiece(cache, key, object_size, piece_length, range, destination, hit)) {
+			stats.Add(Counter::CACHE_FETCHES_SHARED);
+			return true;
+		}
+		// A claim that ended without the piece (or went stale) is this read's at the next ClaimFetch; one of this
+		// process's other reads is waited for as another process's is.
+		if (cancelled && cancelled()) {
+			throw BlockWaitCancelled();
+		}
+		std::this_thread::sleep_for(OTHER_PROCESS_POLL);
+	}
+	// A fetch that ended between the caller's miss and the claim.
+	if (ReadHeldTailPiece(cache, key, object_size, piece_length, range, destination, hit)) {
+		cache.EndFetchClaim(key, index);
+		stats.Add(Counter::CACHE_FETCHES_SHARED);
+		return true;
+	}
+	return false;
 }
 
 bool FillTailPiece(BlockCache &cache, const CacheKey &key, uint64_t object_size, uint64_t piece_length,

@@ -42,7 +42,7 @@ bool ReadThroughBlockCache(BlockCache &cache, CacheKey key, uint64_t object_size
 //! Reads `range` of the object version `key` into `destination` from the cache when it holds every block the range
 //! touches, whole or as the piece the range wants of it (counted as hits), and nothing else: false, with no miss
 //! counted, when one is not held (or is found corrupt, then removed): the caller fetches the range itself. Waits as
-//! ReadThroughBlockCache.
+//! ReadThroughBlockCache, for another process's live claim too (false when it ends without the block).
 bool ReadHeldBlocks(BlockCache &cache, const CacheKey &key, uint64_t object_size, const ByteRange &range,
                     char *destination, IoStats &stats, const CancelCheck &cancelled = nullptr);
 
@@ -64,6 +64,14 @@ uint64_t TailPieceIndex(uint64_t length);
 //! when the cache holds it (counted as a hit); false otherwise, with no miss counted.
 bool ReadHeldTailPiece(BlockCache &cache, const CacheKey &key, uint64_t object_size, uint64_t piece_length,
                        const ByteRange &range, char *destination, IoStats &stats);
+
+//! For a read of the tail piece of `piece_length` bytes (`range`, exactly it) the cache missed: while another process
+//! claims its fetch, waits for it and serves `range` from it (true); otherwise claims the fetch for this process
+//! (BlockCache::ClaimFetch) and is false: the caller fetches and hands it to FillTailPiece, whose write ends the claim
+//! (or ends it with EndFetchClaim). Throws BlockWaitCancelled once `cancelled` says so.
+bool ReadTailPieceOrClaimIt(BlockCache &cache, const CacheKey &key, uint64_t object_size, uint64_t piece_length,
+                            const ByteRange &range, char *destination, IoStats &stats,
+                            const CancelCheck &cancelled = nullptr);
 
 //! Hands the last `piece_length` bytes of the object to the cache's writer, copied, as its tail piece, from `bytes`
 //! (the span `held` of the object, which must end with the object and cover them). False when the cache refuses
