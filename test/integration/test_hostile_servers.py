@@ -885,6 +885,27 @@ def test_a_get_throttled_again_and_again_is_sent_until_the_store_takes_it(
     assert "after 7 attempt(s), 7 of them throttled (http_retries = 1)" in message, message
 
 
+@pytest.mark.parametrize("client", CLIENTS)
+def test_an_interrupt_ends_a_read_waiting_out_throttled_retries(request, connect, rig, data, hostile_s3, client):
+    """Every object GET throttled, and retries that wait long (http_retry_wait_ms = 2000: 2, 4, 8 s... up to 20 s a
+    throttled wait): the query is interrupted after 2 s, in a wait. httpfs2's waits are slept in slices that ask
+    whether the query was interrupted, so it ends at once with DuckDB's interrupt, not after the wait and the
+    attempts left (before: only the proxy closing its connections ended it)."""
+    db = connect("httpfs2", client)
+    db.con.execute("SET threads = 1; SET http_retries = 8; SET http_retry_wait_ms = 2000; SET http_retry_backoff = 2")
+    hostile_s3.reset()
+    hostile_s3.slow_down_kinds = {"get"}
+    hostile_s3.slow_down_first = 1000
+    hostile_s3.mode = "slow_down"
+    outcome = db.run(CSV_SQL.format(url=rig.url(PREFIX + "data.csv")), limit=2.0, proxy=hostile_s3)
+    throttled = hostile_s3.counts.get("hit:slow_down:get", 0)
+    hostile_s3.mode = "normal"
+    report(request, httpfs2=outcome.text(), throttled=throttled)
+    assert throttled >= 1, "no GET was throttled"
+    assert outcome.ended_by == "interrupt", outcome.text()
+    assert outcome.interrupt_seconds is not None and outcome.interrupt_seconds < 1.0, outcome.text()
+
+
 def test_one_failed_completion_of_a_partitioned_copy_fails_it_naming_the_file(connect, rig, hostile_s3, tmp_path):
     """A PARTITION_BY COPY of 21 files, one of whose CompleteMultipartUpload is answered 200 with an <Error> body:
     the COPY fails naming that file, which is absent; the 20 others are complete, as each would be had its close

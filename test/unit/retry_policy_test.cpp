@@ -95,6 +95,31 @@ TEST(RequestAttempts, FailuresAreRetriedAsHttpfsRetries) {
 	EXPECT_TRUE(attempts.InDoubt()) << "a failure may have reached the store";
 }
 
+//! A cancelled query stops its request's retries: within a slice of the wait it is in (a throttled wait may last
+//! 20 s), and before sending another.
+TEST(RequestAttempts, ACancelledRequestStopsWithinASliceOfItsWait) {
+	RecordedAttempts recorded(9);
+	auto &attempts = recorded.attempts;
+	int checks = 0;
+	attempts.CancelWith([&]() { return ++checks > 2; });
+	EXPECT_TRUE(attempts.Again(AttemptOutcome::FAILED)); // no wait before the first retry: asked once
+	EXPECT_FALSE(attempts.Again(AttemptOutcome::FAILED)) << "cancelled during the 100 ms wait";
+	EXPECT_TRUE(attempts.Cancelled());
+	EXPECT_EQ(recorded.waits, (std::vector<int64_t> {50})) << "slept in slices, and no further once cancelled";
+	EXPECT_EQ(attempts.Number(), 2u);
+	RecordedAttempts uncancelled(4);
+	uncancelled.attempts.CancelWith([]() { return false; });
+	while (uncancelled.attempts.Again(AttemptOutcome::FAILED)) {
+	}
+	EXPECT_FALSE(uncancelled.attempts.Cancelled());
+	int64_t slept = 0;
+	for (auto wait : uncancelled.waits) {
+		EXPECT_LE(wait, RequestAttempts::CANCEL_SLICE.count());
+		slept += wait;
+	}
+	EXPECT_EQ(slept, 100 + 400) << "the same waits as without a check, in slices";
+}
+
 TEST(RequestAttempts, AnAnswerOrARefusalEndsTheRequest) {
 	RecordedAttempts done(4);
 	EXPECT_FALSE(done.attempts.Again(AttemptOutcome::DONE));

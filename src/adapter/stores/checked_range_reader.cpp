@@ -2,6 +2,7 @@
 
 #include "adapter/common/extension_state.hpp"
 #include "adapter/common/session_settings.hpp"
+#include "adapter/compat/duckdb_api.hpp"
 
 #include "core/cache/cached_read.hpp"
 #include "core/formats/parquet_layout.hpp"
@@ -117,6 +118,13 @@ std::shared_ptr<CheckedRangeReader> CheckedRangeReader::For(const string &path, 
 			reader->azure_url = AzureBlobUrl(azure, blob);
 			reader->azure = std::move(azure);
 		}
+		// A query interrupted while a request of its waits out a retry (a throttled wait lasts up to 20 s) stops
+		// within RequestAttempts::CANCEL_SLICE; a connection gone has no query left to read for.
+		duckdb::weak_ptr<duckdb::ClientContext> connection = context->shared_from_this();
+		reader->interrupted = [connection]() {
+			auto live = connection.lock();
+			return !live || compat::Interrupted(*live);
+		};
 		reader->ranges_confirmed = ranges_confirmed || ranged->Contains(path);
 		reader->ranged = std::move(ranged);
 		reader->clients = UploadConnections::ForUrl(opener, reader->Url());
@@ -447,6 +455,7 @@ void CheckedRangeReader::ReadWithRetries(const ByteRange &range, char *destinati
 		throw ReadsDeclined(path);
 	}
 	RequestAttempts attempts(backoff, max_attempts, throttle_listeners);
+	attempts.CancelWith(interrupted);
 	Attempt attempt;
 	auto send = [&](Attempt &sent) {
 		if (hedges) {
@@ -460,6 +469,9 @@ void CheckedRangeReader::ReadWithRetries(const ByteRange &range, char *destinati
 		return credentials && credentials->Refresh(refused.signed_with, stats);
 	};
 	if (attempts.Run(attempt, send, refresh) != AttemptOutcome::DONE) {
+		if (attempts.Cancelled()) {
+			throw duckdb::InterruptException();
+		}
 		Refuse(range, attempt, attempts);
 	}
 }

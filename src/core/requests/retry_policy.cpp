@@ -56,6 +56,8 @@ double RetryJitter() {
 	return std::uniform_real_distribution<double>(0, 1)(generator);
 }
 
+constexpr std::chrono::milliseconds RequestAttempts::CANCEL_SLICE;
+
 RequestAttempts::RequestAttempts(RetryBackoff backoff_p, uint64_t max_attempts_p, ThrottleListeners listeners_p)
     : sleep([](std::chrono::milliseconds wait) { std::this_thread::sleep_for(wait); }), backoff(backoff_p),
       max_attempts(std::max<uint64_t>(max_attempts_p, 1)), listeners(listeners_p) {
@@ -92,11 +94,32 @@ bool RequestAttempts::Again(AttemptOutcome outcome, const std::function<bool()> 
 	if (outcome == AttemptOutcome::THROTTLED && listeners.stats) {
 		listeners.stats->Add(Counter::THROTTLED_WAIT_MICROS, static_cast<uint64_t>(wait.count()) * 1000);
 	}
-	if (wait.count() > 0) {
-		sleep(wait);
+	if (!Wait(wait)) {
+		return false;
 	}
 	number++;
 	return true;
+}
+
+bool RequestAttempts::Wait(std::chrono::milliseconds wait) {
+	if (!cancel_check) {
+		if (wait.count() > 0) {
+			sleep(wait);
+		}
+		return true;
+	}
+	for (;;) {
+		if (cancel_check()) {
+			cancelled = true;
+			return false;
+		}
+		if (wait.count() <= 0) {
+			return true;
+		}
+		auto slice = std::min(wait, CANCEL_SLICE);
+		sleep(slice);
+		wait -= slice;
+	}
 }
 
 void RequestAttempts::Throttled() const {

@@ -220,6 +220,8 @@ private:
 	std::shared_ptr<RangedPaths> ranged;
 	std::shared_ptr<BlockCache> cache;
 	std::function<void(const std::string &)> warn_cache_failed;
+	//! Whether the query reading was interrupted: asked during retries' waits and waits for blocks (set at For, and
+	//! again by UseCache, before any read).
 	CancelCheck interrupted;
 	std::atomic<bool> cache_on {false};
 	std::mutex lock;

@@ -143,7 +143,21 @@ public:
 	//! How waits are slept (tests record them instead).
 	std::function<void(std::chrono::milliseconds)> sleep;
 
+	//! A wait is slept in slices of at most this while a cancel check is set, so a cancelled request stops within one.
+	static constexpr std::chrono::milliseconds CANCEL_SLICE {50};
+	//! `check` is asked before each retry and during its wait (a throttled wait may last 20 s): once it says so, no
+	//! other attempt is sent and Cancelled() is true.
+	void CancelWith(std::function<bool()> check) {
+		cancel_check = std::move(check);
+	}
+	//! Whether the attempts ended because the cancel check said so.
+	bool Cancelled() const {
+		return cancelled;
+	}
+
 private:
+	//! Sleeps `wait` (in slices while a cancel check is set); false, sleeping no more, once the check says so.
+	bool Wait(std::chrono::milliseconds wait);
 	//! Tells the listeners of a throttled answer.
 	void Throttled() const;
 
@@ -155,6 +169,8 @@ private:
 	bool *doubt_reported_to = nullptr;
 	bool refreshed = false;
 	uint64_t throttled = 0;
+	std::function<bool()> cancel_check;
+	bool cancelled = false;
 };
 
 } // namespace httpfs2
