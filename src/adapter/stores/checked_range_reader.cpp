@@ -371,13 +371,11 @@ bool CheckedRangeReader::ReadNarrow(const ByteRange &range, char *destination) {
 		return false;
 	}
 	stats.Add(Counter::CACHE_MISSES);
-	try {
-		// Two processes reading one footer at once: one fetches it, the other reads it from the cache.
-		if (ReadTailPieceOrClaimIt(*cache, key, size, range.length, range, destination, stats, interrupted)) {
-			return true;
-		}
-	} catch (BlockWaitCancelled &) {
-		throw duckdb::InterruptException();
+	// Two processes reading one footer at once: one fetches it, the other reads it from the cache.
+	if (InterruptingCancelledWaits([&]() {
+		    return ReadTailPieceOrClaimIt(*cache, key, size, range.length, range, destination, stats, interrupted);
+	    })) {
+		return true;
 	}
 	auto claimed = key;
 	auto piece_index = TailPieceIndex(range.length);
