@@ -5,29 +5,15 @@ left on a glob is still to write.)"""
 
 from helpers import server_requests
 from test_cache import cache_setup, finish_child, read_counting_requests, start_child
-from test_cache_warm import BASE, FILES, GLOB_QUERY, expected_total
+from test_cache_warm import GLOB_QUERY, put_glob
 
 ROWS = 50000  # files of ~1.1 MiB whose footers are tail pieces (test_cache_warm.ROWS)
 # Slow enough that each fetch takes a while: the second process finds the first one's claims live.
 RATE_KIB = 2048
 
 
-def put_glob(con, rig, tmp_path) -> tuple:
-    prefix = f"cache-processes/{tmp_path.name}"
-    total = 0
-    for n in range(FILES):
-        local = tmp_path / f"part-{n}.parquet"
-        con.execute(
-            f"COPY (SELECT range AS a, range * 7 % 1000 AS b, 'pad-' || range AS c FROM range({BASE + n * ROWS}, "
-            f"{BASE + (n + 1) * ROWS})) TO '{local}' (FORMAT parquet, COMPRESSION uncompressed)"
-        )
-        rig.put_object(f"{prefix}/part-{n}.parquet", local.read_bytes())
-        total += expected_total(BASE + n * ROWS, ROWS)
-    return rig.url(f"{prefix}/*.parquet"), total
-
-
 def test_two_processes_reading_one_glob_at_once_send_about_one_cold_runs_requests(con, rig, tmp_path):
-    url, total = put_glob(con, rig, tmp_path)
+    url, total, _ = put_glob(con, rig, tmp_path, f"cache-processes/{tmp_path.name}", ROWS)
     rig.add_toxic("slow", "bandwidth", {"rate": RATE_KIB})
     cold, cold_requests = read_counting_requests(rig, [url], cache_setup(tmp_path / "alone"), query=GLOB_QUERY)
     assert cold["shas"] == [total]

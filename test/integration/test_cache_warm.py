@@ -24,12 +24,10 @@ def expected_total(first: int, rows: int) -> int:
     return sum(values) + sum(v * 7 % 1000 for v in values) + rows
 
 
-@pytest.fixture(params=ROWS)
-def glob_files(con, rig, tmp_path, request):
-    """FILES Parquet files under one prefix (each a different slice of rows) and the answer of GLOB_QUERY over all."""
-    prefix = f"cache-warm/{tmp_path.name}"
-    rows = request.param
-    total = 0
+def put_glob(con, rig, tmp_path, prefix: str, rows: int) -> tuple:
+    """FILES Parquet files of `rows` rows each under `prefix` (each a different slice of rows), written through the S3
+    API: the glob's URL, the answer of GLOB_QUERY over all, and each file's size."""
+    total, sizes = 0, []
     for n in range(FILES):
         local = tmp_path / f"part-{n}.parquet"
         con.execute(
@@ -37,10 +35,20 @@ def glob_files(con, rig, tmp_path, request):
             f"{BASE + (n + 1) * rows})) TO '{local}' (FORMAT parquet, COMPRESSION uncompressed)"
         )
         data = local.read_bytes()
-        assert (len(data) % BLOCK > 64 * 1024) == (rows == ROWS[1]), len(data)
+        sizes.append(len(data))
         rig.put_object(f"{prefix}/part-{n}.parquet", data)
         total += expected_total(BASE + n * rows, rows)
-    return rig.url(f"{prefix}/*.parquet"), total, rows
+    return rig.url(f"{prefix}/*.parquet"), total, sizes
+
+
+@pytest.fixture(params=ROWS)
+def glob_files(con, rig, tmp_path, request):
+    """FILES Parquet files under one prefix (each a different slice of rows) and the answer of GLOB_QUERY over all."""
+    rows = request.param
+    url, total, sizes = put_glob(con, rig, tmp_path, f"cache-warm/{tmp_path.name}", rows)
+    for size in sizes:
+        assert (size % BLOCK > 64 * 1024) == (rows == ROWS[1]), size
+    return url, total, rows
 
 
 @pytest.mark.parametrize("trust_seconds", [0, 3600])
