@@ -1,6 +1,7 @@
 #include "adapter/common/session_settings.hpp"
 
 #include "adapter/common/extension_state.hpp"
+#include "adapter/compat/duckdb_api.hpp"
 #include "duckdb/common/file_opener.hpp"
 #include "duckdb/main/client_data.hpp"
 
@@ -24,6 +25,10 @@ IoSettings SettingsFor(duckdb::optional_ptr<duckdb::FileOpener> opener, Extensio
 	auto result = state.LastSetSettings();
 	if (!opener) {
 		return result;
+	}
+	auto context = duckdb::FileOpener::TryGetClientContext(opener);
+	if (context) {
+		result.host_read_streams = compat::HostReadStreams(*context);
 	}
 	for (auto &spec : SETTING_SPECS) {
 		duckdb::Value value;

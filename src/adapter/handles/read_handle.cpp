@@ -60,7 +60,7 @@ void ReadHandle::ReadChecked(const ByteRange &range, char *destination, IoStats 
 	}
 	window.Read(range, file_size, destination, [&reader, &stats](const ByteRange &span, char *bytes) {
 		stats.RecordCheckedGet();
-		reader.ReadWindowed(span, bytes);
+		reader.ReadFromStore(span, bytes);
 	});
 }
 

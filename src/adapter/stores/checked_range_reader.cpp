@@ -395,10 +395,6 @@ bool CheckedRangeReader::ReadNarrow(const ByteRange &range, char *destination) {
 	return true;
 }
 
-void CheckedRangeReader::ReadWindowed(const ByteRange &range, char *destination) {
-	ReadFromStore(range, destination);
-}
-
 void CheckedRangeReader::ReadFromStore(const ByteRange &range, char *destination) {
 	if (!ranges_confirmed) {
 		std::unique_lock<std::mutex> guard(probe_lock);

@@ -47,8 +47,11 @@ Prediction SequentialPredictor::OnRead(const ByteRange &read, const PredictionLi
 	if (!advances) {
 		return prediction; // a read that arrived after one further on, or a read again
 	}
-	window = window == 0 ? std::max(INITIAL_WINDOW, read.length) : window * 2;
 	uint64_t cap = std::max(limits.max_ahead_bytes, std::min(READS_AHEAD * read.length, limits.ceiling_bytes));
+	if (limits.host_read_streams > 1 && limits.host_read_streams * read.length >= cap) {
+		return prediction;
+	}
+	window = window == 0 ? std::max(INITIAL_WINDOW, read.length) : window * 2;
 	window = std::min(window, cap);
 	uint64_t start = std::max(predicted_until, front);
 	uint64_t end = std::min(file_size, front + window);

@@ -14,6 +14,7 @@
 #include "duckdb/logging/log_type.hpp"
 #include "core/read_ahead/read_ahead_tuning.hpp"
 #include "duckdb/main/client_context.hpp"
+#include "duckdb/parallel/task_scheduler.hpp"
 
 #include <string>
 
@@ -39,6 +40,12 @@ inline bool Interrupted(const duckdb::ClientContext &context) {
 inline uint64_t ThrottledWaitMs(const duckdb::HTTPParams &params) {
 	return params.retry_throttled_wait_ms;
 }
+
+//! The reads of one object DuckDB keeps in flight itself: the pieces of a remote read run on its async pool.
+inline uint64_t HostReadStreams(duckdb::ClientContext &context) {
+	auto async_threads = duckdb::TaskScheduler::GetScheduler(context).NumberOfAsyncThreads();
+	return async_threads > 0 ? static_cast<uint64_t>(async_threads) : 1;
+}
 #else
 constexpr HostReads HOST_READS = HostReads::IN_TURN;
 using SettingKey = std::string;
@@ -51,6 +58,11 @@ inline bool Interrupted(const duckdb::ClientContext &context) {
 //! DuckDB 1.5 has no setting of its own for throttled retries.
 inline uint64_t ThrottledWaitMs(const duckdb::HTTPParams &) {
 	return 0;
+}
+
+//! DuckDB 1.5 reads a range in one request on the thread that asks.
+inline uint64_t HostReadStreams(duckdb::ClientContext &) {
+	return 1;
 }
 #endif
 

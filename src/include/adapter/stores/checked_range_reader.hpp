@@ -108,9 +108,10 @@ public:
 	//! next time; any other range is not cached, and false says so: the caller may fill its blocks later, off its path.
 	//! A tail piece serves Read too (DuckDB's first read of a footer).
 	bool ReadNarrow(const ByteRange &range, char *destination);
-	//! As Read without the block cache, for a buffered handle's window (ReadWindow; httpfs's handle asks a window in
-	//! one request, at most ReadWindow::MAX_BYTES).
-	void ReadWindowed(const ByteRange &range, char *destination);
+	//! As Read without the block cache (a buffered handle's window, ReadWindow: httpfs's handle asks a window in one
+	//! request, at most ReadWindow::MAX_BYTES); while the path's ranges are not confirmed, after the request in flight
+	//! alone.
+	void ReadFromStore(const ByteRange &range, char *destination);
 
 	//! The block cache's key of `version` of `path`: its strong ETag and size, else its size and Last-Modified; false
 	//! when neither names it, or for a URL with a query (it may carry a token, and keys are written to disk).
@@ -142,8 +143,6 @@ public:
 private:
 	struct Attempt;
 
-	//! Read without the cache; while the path's ranges are not confirmed, after the request in flight alone.
-	void ReadFromStore(const ByteRange &range, char *destination);
 	//! An answer's head showed the server serves ranges of the path: the requests waiting for it go.
 	void ConfirmRanges();
 	//! Turns the cache off for this reader, telling `warn_cache_failed` once: the cache refused blocks.

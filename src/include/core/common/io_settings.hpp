@@ -57,6 +57,10 @@ struct IoSettings {
 	uint64_t cache_trust_seconds;
 	bool hedge_reads;
 	bool hedge_uploads;
+	//! Not a setting: how many reads of one object the host keeps in flight itself. DuckDB 2.0 cuts a remote read
+	//! into pieces of its block size (external_file_cache_remote_max_block_size) and runs them side by side on its
+	//! async pool, async_threads at a time; DuckDB 1.5 reads in turn (1).
+	uint64_t host_read_streams = 1;
 
 	//! The settings with the recommended preset applied when it is enabled.
 	IoSettings Effective() const;
