@@ -45,6 +45,13 @@ struct FakeObject {
 			}
 		};
 	}
+	std::vector<char> Bytes(const ByteRange &range) const {
+		std::vector<char> bytes(range.length);
+		for (uint64_t i = 0; i < range.length; i++) {
+			bytes[i] = ByteAt(range.offset + i);
+		}
+		return bytes;
+	}
 	bool Holds(const ByteRange &range, const std::vector<char> &bytes) const {
 		for (uint64_t i = 0; i < range.length; i++) {
 			if (bytes[i] != ByteAt(range.offset + i)) {
@@ -106,6 +113,13 @@ protected:
 	void TearDown() override {
 		cache.reset();
 		std::system(("rm -rf '" + folder + "'").c_str());
+	}
+	//! A second BlockCache on the directory: another process, as far as the files tell.
+	std::unique_ptr<BlockCache> OpenOther() {
+		std::string error;
+		auto other = BlockCache::Open(folder, 64 * BLOCK, error);
+		EXPECT_NE(other, nullptr) << error;
+		return other;
 	}
 	std::vector<char> Read(FakeObject &object, const ByteRange &range) {
 		std::vector<char> bytes(range.length);
@@ -620,14 +634,10 @@ TEST_F(CachedReadTest, AReadWaitingOnAnotherProcessStopsWhenCancelledAndFetchesW
 }
 
 TEST_F(CachedReadTest, AReadOfHeldBlocksWaitsOnAnotherProcessesClaimAndIsFalseWhenItEndsWithoutTheBlock) {
-	std::string error;
-	auto other = BlockCache::Open(folder, 64 * BLOCK, error);
-	ASSERT_NE(other, nullptr) << error;
+	auto other = OpenOther();
+	ASSERT_NE(other, nullptr);
 	FakeObject object(2 * BLOCK);
-	std::vector<char> block(BLOCK);
-	for (uint64_t i = 0; i < BLOCK; i++) {
-		block[i] = object.ByteAt(BLOCK + i);
-	}
+	auto block = object.Bytes(ByteRange {BLOCK, BLOCK});
 	auto claim = ClaimFileOf(*cache, key, 1);
 	WriteClaim(claim, long(getpid()), 0);
 	ByteRange wanted {BLOCK, BLOCK}; // the whole block: a piece would wait on a claim of that piece
@@ -668,4 +678,32 @@ TEST_F(CachedReadTest, AReadOfHeldBlocksWaitsOnAnotherProcessesClaimAndIsFalseWh
 	failing.join();
 	EXPECT_FALSE(served);
 	EXPECT_TRUE(object.fetched.empty());
+}
+
+TEST_F(CachedReadTest, APieceOfABlockAnotherProcessFetchesWholeWaitsForThatFetch) {
+	auto other = OpenOther();
+	ASSERT_NE(other, nullptr);
+	FakeObject object(2 * BLOCK);
+	auto block = object.Bytes(ByteRange {BLOCK, BLOCK});
+	ASSERT_TRUE(other->ClaimFetch(key, 1)); // the other process fetches block 1 whole
+	ByteRange piece {BLOCK + 100, 1000};
+	std::vector<char> held_bytes(piece.length), read_bytes(piece.length);
+	std::atomic<bool> held_done {false};
+	bool held = false;
+	std::thread narrow([&]() {
+		held = ReadHeldBlocks(*cache, key, object.size, piece, held_bytes.data(), stats);
+		held_done = true;
+	});
+	std::thread through(
+	    [&]() { ReadThroughBlockCache(*cache, key, object.size, piece, read_bytes.data(), stats, object.Fetch()); });
+	std::this_thread::sleep_for(std::chrono::milliseconds(200));
+	EXPECT_FALSE(held_done.load()) << "a read of held blocks gave up on a piece whose block is being fetched";
+	EXPECT_TRUE(object.fetched.empty()) << "a piece was fetched again while another process fetched its block";
+	ASSERT_TRUE(other->Put(key, 1, block.data(), BLOCK)); // written, then its claim ends
+	narrow.join();
+	through.join();
+	EXPECT_TRUE(object.fetched.empty());
+	EXPECT_TRUE(held);
+	EXPECT_TRUE(object.Holds(piece, held_bytes));
+	EXPECT_TRUE(object.Holds(piece, read_bytes));
 }

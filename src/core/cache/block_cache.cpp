@@ -3,6 +3,7 @@
 #include <limits>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -11,6 +12,7 @@
 #include <signal.h>
 #include <map>
 #include <set>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -22,11 +24,13 @@ constexpr uint64_t BlockCache::BLOCK_SIZE;
 constexpr uint64_t BlockCache::PENDING_LIMIT;
 constexpr int64_t BlockCache::WRITE_RETRY_NS;
 constexpr int64_t BlockCache::FETCH_CLAIM_NS;
+constexpr int64_t BlockCache::CLAIM_WRITE_NS;
 
 namespace {
 
 //! A new layout gets a new folder, so processes of two httpfs2 versions never read each other's blocks.
 const char *const ROOT_FOLDER = "httpfs2-blocks-v1";
+const char *const PROCESSES_FOLDER = "httpfs2-processes-v1";
 const char *const TEMP_PREFIX = "tmp-";
 const char *const BLOCK_SUFFIX = ".blk";
 const char *const CLAIM_SUFFIX = ".fetch";
@@ -85,22 +89,28 @@ bool CanWriteIn(const std::string &folder) {
 	return true;
 }
 
-//! Whether the fetch claim `file` is live: there, younger than FETCH_CLAIM_NS, and of a process that runs (a pid
-//! not yet written, or of another pid namespace, counts as running: at worst it is waited for until it is too old).
-bool ClaimLive(const std::string &file, int64_t now_ns) {
-	struct stat status;
-	if (lstat(file.c_str(), &status) != 0 || now_ns - Nanoseconds(status.st_mtim) > BlockCache::FETCH_CLAIM_NS) {
-		return false;
-	}
+//! Whether a process holds the lock on the liveness file `file`.
+enum class Liveness { HELD, FREE, UNKNOWN };
+
+Liveness LockOf(const std::string &file) {
 	int fd = open(file.c_str(), O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		return false;
+		return errno == ENOENT ? Liveness::FREE : Liveness::UNKNOWN;
 	}
-	char text[32] = {};
-	auto got = read(fd, text, sizeof(text) - 1);
+	auto liveness = Liveness::UNKNOWN;
+	if (flock(fd, LOCK_SH | LOCK_NB) == 0) {
+		liveness = Liveness::FREE; // released as the descriptor closes
+	} else if (errno == EWOULDBLOCK) {
+		liveness = Liveness::HELD;
+	}
 	close(fd);
-	auto pid = got > 0 ? std::atol(text) : 0;
-	return pid <= 0 || kill(pid_t(pid), 0) == 0 || errno != ESRCH;
+	return liveness;
+}
+
+//! Whether `name` can be a liveness file's name (<pid>-<mkstemp's letters and digits>), so no path elsewhere.
+bool IsLivenessName(const std::string &name) {
+	return name.find('-') != std::string::npos &&
+	       std::all_of(name.begin(), name.end(), [](char c) { return std::isalnum((unsigned char)c) || c == '-'; });
 }
 
 void RemoveFolders(const std::set<std::string> &folders) {
@@ -119,13 +129,77 @@ struct BlockCache::ScannedBlock {
 };
 
 BlockCache::BlockCache(const std::string &directory, uint64_t max_bytes_p, uint64_t pending_limit)
-    : root(directory + "/" + ROOT_FOLDER), max_bytes(max_bytes_p), versions(directory),
+    : root(directory + "/" + ROOT_FOLDER), processes(directory + "/" + PROCESSES_FOLDER), max_bytes(max_bytes_p),
+      versions(directory),
       writer(new BlockWriter(pending_limit, [this](const PendingBlock &block) { StorePending(block); })) {
+	StartLiveness();
 }
 
 BlockCache::~BlockCache() {
 	// Explicitly first, though it is the last member: the writer's thread must be joined before anything goes.
 	writer.reset();
+	if (liveness_fd >= 0) {
+		unlink((processes + "/" + liveness_name).c_str());
+		close(liveness_fd);
+	}
+}
+
+void BlockCache::StartLiveness() {
+	auto now_ns = ClockNanoseconds(CLOCK_REALTIME);
+	for (auto &name : FolderNames(processes)) {
+		auto file = processes + "/" + name;
+		struct stat status;
+		if (lstat(file.c_str(), &status) == 0 && now_ns - Nanoseconds(status.st_mtim) > STALE_TEMP_NS &&
+		    LockOf(file) == Liveness::FREE) {
+			unlink(file.c_str());
+		}
+	}
+	if (!MakeFolders(processes)) {
+		return;
+	}
+	auto pattern = processes + "/" + std::to_string(getpid()) + "-XXXXXX";
+	std::vector<char> name(pattern.begin(), pattern.end());
+	name.push_back('\0');
+	int fd = mkstemp(name.data());
+	if (fd < 0) {
+		return;
+	}
+	// Not inherited by programs this process runs (mkstemp's descriptor is): their lives are not its.
+	if (fcntl(fd, F_SETFD, FD_CLOEXEC) != 0 || flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		unlink(name.data());
+		close(fd);
+		return;
+	}
+	liveness_fd = fd;
+	liveness_name = std::string(name.data()).substr(processes.size() + 1);
+}
+
+bool BlockCache::ClaimLive(const std::string &file, int64_t now_ns) const {
+	struct stat status;
+	if (lstat(file.c_str(), &status) != 0 || now_ns - Nanoseconds(status.st_mtim) > FETCH_CLAIM_NS) {
+		return false;
+	}
+	int fd = open(file.c_str(), O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		return false;
+	}
+	char text[64] = {};
+	auto got = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (got <= 0) {
+		return now_ns - Nanoseconds(status.st_mtim) < CLAIM_WRITE_NS;
+	}
+	std::string owner(text, size_t(got));
+	if (IsLivenessName(owner)) {
+		auto liveness = LockOf(processes + "/" + owner);
+		if (liveness != Liveness::UNKNOWN) {
+			return liveness == Liveness::HELD;
+		}
+	}
+	// A claim naming its pid alone (no liveness file could be made, or a lock cannot be tried): a pid of another pid
+	// namespace counts as running, and at worst is waited for until the claim is too old.
+	auto pid = std::atol(owner.c_str());
+	return pid <= 0 || kill(pid_t(pid), 0) == 0 || errno != ESRCH;
 }
 
 std::unique_ptr<BlockCache> BlockCache::Open(const std::string &directory, uint64_t max_bytes, std::string &error,
@@ -346,11 +420,11 @@ FetchingBlocks &BlockCache::Fetching() {
 
 bool BlockCache::ClaimFetch(const CacheKey &key, uint64_t index) {
 	auto file = ClaimFile(key, index);
-	auto pid = std::to_string(getpid());
+	auto owner = liveness_fd >= 0 ? liveness_name : std::to_string(getpid());
 	for (int attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
 		int fd = open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 		if (fd >= 0) {
-			bool written = write(fd, pid.data(), pid.size()) == ssize_t(pid.size());
+			bool written = write(fd, owner.data(), owner.size()) == ssize_t(owner.size());
 			close(fd);
 			if (!written) {
 				unlink(file.c_str());
@@ -491,7 +565,7 @@ std::vector<BlockCache::ScannedBlock> BlockCache::ScanBlocksAndRecords() {
 }
 
 void BlockCache::ScanObjectFolder(const std::string &folder, const char *suffix, int64_t now_ns,
-                                  std::vector<ScannedBlock> &blocks, std::vector<std::string> *claims) {
+                                  std::vector<ScannedBlock> &blocks, std::vector<std::string> *claims) const {
 	auto names = FolderNames(folder);
 	if (names.empty()) {
 		// Left by evictions and clears; a write that made it meanwhile makes it again.

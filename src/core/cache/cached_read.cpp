@@ -140,6 +140,12 @@ std::shared_ptr<FetchingBlocks::Fetch> FetchUnderWay(BlockCache &cache, const Ca
 	return cache.Fetching().Find(key, unit.index);
 }
 
+//! Whether another process claimed the fetch of `unit`: of the unit itself, or, for a piece, of its whole block, which
+//! brings the piece.
+bool ClaimedElsewhere(BlockCache &cache, const CacheKey &key, const Unit &unit) {
+	return cache.FetchedElsewhere(key, unit.index) || (unit.IsPiece() && cache.FetchedElsewhere(key, unit.block));
+}
+
 //! Fetches units[first, last] (adjacent in the object), copies what `range` wants of them into `destination`, hands
 //! them to the cache's writer, then ends the claims on them (`claims`, when given) with their bytes. False when the
 //! cache refused them.
@@ -183,7 +189,7 @@ void WaitForOtherProcesses(BlockCache &cache, const CacheKey &key, uint64_t obje
 		std::vector<Unit> waiting;
 		for (auto &unit : units) {
 			// The claim first: its process renames the file in place before it removes the claim.
-			bool live = cache.FetchedElsewhere(key, unit.index);
+			bool live = ClaimedElsewhere(cache, key, unit);
 			// Holds before Get, and before the unit's buffer: most polls find nothing there yet.
 			bool there = cache.Holds(key, unit.index) || (unit.IsPiece() && cache.Holds(key, unit.block));
 			std::shared_ptr<char> bytes;
@@ -265,6 +271,10 @@ bool ReadThroughBlockCache(BlockCache &cache, CacheKey key, uint64_t object_size
 			awaited.push_back(AwaitedUnit {unit, unit.range, std::move(other)});
 			continue;
 		}
+		if (unit.IsPiece() && cache.FetchedElsewhere(key, unit.block)) {
+			elsewhere.push_back(unit); // its block, which another process is fetching whole
+			continue;
+		}
 		bool ours = cache.ClaimFetch(key, unit.index);
 		if (GetUnit(cache, key, unit, object_size, buffer.get(), range, destination, served)) {
 			// A fetch that ended between the miss and the claims (here or in another process): its unit is held now.
@@ -338,7 +348,7 @@ bool ReadHeldBlocks(BlockCache &cache, const CacheKey &key, uint64_t object_size
 		auto fetch = FetchUnderWay(cache, key, unit, object_size, fetched);
 		if (fetch) {
 			awaited.push_back(AwaitedUnit {unit, fetched, std::move(fetch)});
-		} else if (cache.FetchedElsewhere(key, unit.index)) {
+		} else if (ClaimedElsewhere(cache, key, unit)) {
 			elsewhere.push_back(unit);
 		} else {
 			return false; // not held, or corrupt (and removed now): what was copied is the caller's to overwrite

@@ -12,7 +12,11 @@
 //                                                    its tail piece or a piece of a block (indices past any block:
 //                                                    TailPieceIndex, PieceIndex)
 //   httpfs2-blocks-v1/<2 hex>/<16 hex>/tmp-<pid>-<n>  a block being written, renamed onto its .blk name when done
-//   httpfs2-blocks-v1/<2 hex>/<16 hex>/<index>.fetch  a process's claim on fetching that block (ClaimFetch): its pid
+//   httpfs2-blocks-v1/<2 hex>/<16 hex>/<index>.fetch  a process's claim on fetching that block (ClaimFetch): the name
+//                                                    of its liveness file
+//   httpfs2-processes-v1/<pid>-<6 chars>             a process's liveness file, empty: the process holds a lock on it
+//                                                    (flock) while its cache is open, which the kernel releases when
+//                                                    the process dies, killed or not, reaped or not
 //
 //   httpfs2-versions-v1/...                          the versions learnt of objects (core/cache/version_records)
 //
@@ -142,9 +146,12 @@ public:
 	//! The blocks this process's reads are fetching now (core/cache/cached_read waits for them).
 	FetchingBlocks &Fetching();
 	//! Claims the fetch of block `index` of `key` for this process, for the others to see: a marker file beside the
-	//! block, made exclusively, holding the pid. False when another process's live claim is there (FetchedElsewhere):
-	//! its block is waited for. A stale claim (its process gone, or older than FETCH_CLAIM_NS) is replaced; a marker
-	//! that cannot be made is no claim, and true (the caller fetches).
+	//! block, made exclusively, naming this cache's liveness file (its pid alone when that could not be made). False
+	//! when another process's live claim is there (FetchedElsewhere): its block is waited for. A stale claim is
+	//! replaced: its liveness file gone or not locked (its process died: a zombie or a pid taken again by another
+	//! process is dead too), for a claim naming a pid alone no such process, empty for over CLAIM_WRITE_NS (its
+	//! process died between making it and writing it), or older than FETCH_CLAIM_NS. A marker that cannot be made is
+	//! no claim, and true (the caller fetches).
 	bool ClaimFetch(const CacheKey &key, uint64_t index);
 	//! Removes this process's claim on the block, if it holds one. The cache does so itself once the block handed
 	//! over is written or refused; a read whose fetch failed does so at once.
@@ -154,6 +161,8 @@ public:
 	//! A claim on a fetch is stale past this age: longer than a request's timeout (http_timeout 30 s) and its retries
 	//! take in all but the worst cases, after which a waiter fetches the block itself.
 	static constexpr int64_t FETCH_CLAIM_NS = 60LL * 1000 * 1000 * 1000;
+	//! An empty claim is one being written (a few bytes, right after it was made) for this long, then a dead one.
+	static constexpr int64_t CLAIM_WRITE_NS = 1000LL * 1000 * 1000;
 	//! Versions().Record, the record counted against the bound (and evicted with the blocks, oldest first).
 	bool RecordVersion(const std::string &path, const std::string &version, int64_t learnt_ns);
 	uint64_t MaxBytes() const;
@@ -183,8 +192,13 @@ private:
 	//! The blocks in one object's folder; its temporary files older than a minute are removed, and the folder
 	//! when it is empty.
 	//! Stale fetch claims are removed too; with `claims`, the live ones are listed in it.
-	static void ScanObjectFolder(const std::string &folder, const char *suffix, int64_t now_ns,
-	                             std::vector<ScannedBlock> &blocks, std::vector<std::string> *claims = nullptr);
+	void ScanObjectFolder(const std::string &folder, const char *suffix, int64_t now_ns,
+	                      std::vector<ScannedBlock> &blocks, std::vector<std::string> *claims = nullptr) const;
+	//! Whether the fetch claim `file` is live (ClaimFetch says when it is stale).
+	bool ClaimLive(const std::string &file, int64_t now_ns) const;
+	//! Makes and locks this process's liveness file (none when it cannot: its claims then name its pid), and removes
+	//! those of processes that died (unlocked and over a minute old: one just made is locked at once).
+	void StartLiveness();
 	std::vector<ScannedBlock> ScanBlocks(std::vector<std::string> *claims);
 	std::string ClaimFile(const CacheKey &key, uint64_t index) const;
 	//! Ends this process's claims on blocks of paths that `matches` and are not pending (dropped by a clear).
@@ -196,6 +210,11 @@ private:
 	uint64_t ClearWhere(bool all, const std::function<bool(const std::string &)> &matches, int64_t before_ns);
 
 	const std::string root;
+	//! Where the liveness files of the processes using the cache are (httpfs2-processes-v1).
+	const std::string processes;
+	//! This cache's liveness file ("" when none) and the descriptor holding its lock, open until the cache goes.
+	std::string liveness_name;
+	int liveness_fd = -1;
 	const uint64_t max_bytes;
 	VersionRecords versions;
 	FetchingBlocks fetching;

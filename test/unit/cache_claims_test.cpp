@@ -1,0 +1,126 @@
+// BlockCache's fetch claims across processes: when a claim is live, and that a dead process's claim is none, however
+// it died (killed and not yet reaped, its pid alive again in another process, killed while making the claim).
+#include "core/cache/block_cache.hpp"
+
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <string>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+using namespace httpfs2;
+
+namespace {
+
+constexpr uint64_t BLOCK = BlockCache::BLOCK_SIZE;
+
+class CacheClaimsTest : public ::testing::Test {
+protected:
+	void SetUp() override {
+		char pattern[] = "/tmp/httpfs2-cache-claims-XXXXXX";
+		folder = mkdtemp(pattern);
+		cache = Open();
+		ASSERT_NE(cache, nullptr);
+	}
+	void TearDown() override {
+		cache.reset();
+		std::system(("rm -rf '" + folder + "'").c_str());
+	}
+	//! Another BlockCache on the folder: another process, as far as the files tell.
+	std::unique_ptr<BlockCache> Open() {
+		std::string error;
+		auto opened = BlockCache::Open(folder, 64 * BLOCK, error);
+		EXPECT_NE(opened, nullptr) << error;
+		return opened;
+	}
+	std::string ClaimFileOf(uint64_t index) {
+		auto file = cache->BlockFile(key, index);
+		return file.substr(0, file.size() - std::strlen(".blk")) + ".fetch";
+	}
+
+	std::string folder;
+	std::unique_ptr<BlockCache> cache;
+	const CacheKey key {"s3://bucket/table/part-0.parquet", "etag=\"abc\";size=1049810"};
+};
+
+} // namespace
+
+TEST_F(CacheClaimsTest, AClaimOfAKilledProcessIsStaleBeforeItsParentReapsIt) {
+	int ready[2];
+	ASSERT_EQ(pipe(ready), 0);
+	pid_t child = fork();
+	ASSERT_GE(child, 0);
+	if (child == 0) {
+		auto claimer = Open();
+		char claimed = claimer && claimer->ClaimFetch(key, 1) ? 1 : 0;
+		if (write(ready[1], &claimed, 1) != 1) {
+			_exit(1);
+		}
+		pause(); // killed here, its claim held
+		_exit(0);
+	}
+	close(ready[1]);
+	char claimed = 0;
+	ASSERT_EQ(read(ready[0], &claimed, 1), 1);
+	close(ready[0]);
+	ASSERT_EQ(claimed, 1) << "the child could not claim the block";
+	EXPECT_TRUE(cache->FetchedElsewhere(key, 1)) << "a running process's claim";
+	EXPECT_FALSE(cache->ClaimFetch(key, 1));
+	ASSERT_EQ(kill(child, SIGKILL), 0);
+	// Dead, not reaped: a zombie, as a killed child is until its parent waits for it, whose pid answers kill(pid, 0).
+	siginfo_t ended {};
+	ASSERT_EQ(waitid(P_PID, id_t(child), &ended, WEXITED | WNOWAIT), 0);
+	EXPECT_EQ(kill(child, 0), 0);
+	EXPECT_FALSE(cache->FetchedElsewhere(key, 1)) << "a zombie's claim was taken for a live one";
+	EXPECT_TRUE(cache->ClaimFetch(key, 1)) << "the dead claim was not replaced";
+	ASSERT_EQ(waitpid(child, nullptr, 0), child);
+}
+
+TEST_F(CacheClaimsTest, AClaimWhosePidRunsOnButWhoseCacheIsGoneIsStale) {
+	// The claimer's pid, this process's, runs on: as a pid taken again by another process after the claimer died.
+	auto other = Open();
+	ASSERT_TRUE(other->ClaimFetch(key, 0));
+	EXPECT_TRUE(cache->FetchedElsewhere(key, 0));
+	other.reset();
+	ASSERT_EQ(access(ClaimFileOf(0).c_str(), F_OK), 0) << "the test wants the claim left behind";
+	EXPECT_FALSE(cache->FetchedElsewhere(key, 0));
+	EXPECT_TRUE(cache->ClaimFetch(key, 0));
+}
+
+TEST_F(CacheClaimsTest, AnEmptyClaimIsBeingWrittenForASecondThenIsStale) {
+	auto other = Open();
+	ASSERT_TRUE(other->ClaimFetch(key, 0)); // makes the object's folder
+	auto claim = ClaimFileOf(2);
+	auto out = std::fopen(claim.c_str(), "w");
+	ASSERT_NE(out, nullptr);
+	std::fclose(out);
+	EXPECT_TRUE(cache->FetchedElsewhere(key, 2));
+	timespec times[2];
+	clock_gettime(CLOCK_REALTIME, &times[0]);
+	times[0].tv_sec -= 2;
+	times[1] = times[0];
+	ASSERT_EQ(utimensat(AT_FDCWD, claim.c_str(), times, 0), 0);
+	EXPECT_FALSE(cache->FetchedElsewhere(key, 2)) << "its process died between making the claim and writing it";
+}
+
+TEST_F(CacheClaimsTest, TheLivenessFilesOfProcessesThatDiedGoAndTheLiveOnesStay) {
+	auto processes = folder + "/httpfs2-processes-v1";
+	auto other = Open();
+	auto dead = processes + "/1-dead00"; // no process holds its lock
+	auto out = std::fopen(dead.c_str(), "w");
+	ASSERT_NE(out, nullptr);
+	std::fclose(out);
+	// Every liveness file made over a minute ago: only the unlocked one goes.
+	std::system(("touch -d '2 minutes ago' '" + processes + "'/*").c_str());
+	auto third = Open();
+	EXPECT_NE(access(dead.c_str(), F_OK), 0);
+	ASSERT_TRUE(other->ClaimFetch(key, 3));
+	EXPECT_TRUE(cache->FetchedElsewhere(key, 3)) << "a live process's liveness file was removed";
+}
