@@ -51,7 +51,7 @@ const vector<Column> &ExtraColumns() {
 //! Durations are counted in microseconds and shown in seconds.
 bool IsDuration(Counter counter) {
 	return counter == Counter::SUB_READ_MICROS || counter == Counter::UPLOAD_CLOSE_MICROS ||
-	       counter == Counter::THROTTLED_WAIT_MICROS;
+	       counter == Counter::THROTTLED_WAIT_MICROS || counter == Counter::GATE_WAIT_MICROS;
 }
 
 //! NULL until the model has a sample, so an unlearned value is never mistaken for a measurement.

@@ -520,7 +520,7 @@ void WrappedFileSystem::ExpandGlob(const string &path, const duckdb::FileGlobInp
 	// httpfs on DuckDB 2.0 fails a glob whose listing is throttled (503 SlowDown) at once: the listing is sent again
 	// through the one retry policy, as httpfs2's own requests are.
 	RequestAttempts attempts(params ? RetryBackoffOf(*params) : RetryBackoff(), params ? params->retries + 1 : 1,
-	                         context ? ReadThrottleListeners(*context, *stats, &state->cost_model.streams)
+	                         context ? ReadThrottleListeners(*context, *stats, &state->cost_model.streams, path)
 	                                 : ThrottleListeners());
 	auto send = [&](ExpandedGlob &attempt) {
 		try {

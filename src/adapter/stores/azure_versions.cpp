@@ -28,7 +28,7 @@ static duckdb::unique_ptr<duckdb::HTTPResponse> ProbeBlob(const AzureConnection 
 	RequestLog log;
 	auto params = QuietParams(http, path, opener, &log);
 	RequestAttempts attempts(RetryBackoffOf(*params), params->retries + 1,
-	                         ReadThrottleListeners(*context, stats, streams));
+	                         ReadThrottleListeners(*context, stats, streams, path));
 	params->retries = 0;
 	struct Attempt {
 		duckdb::unique_ptr<duckdb::HTTPResponse> response;

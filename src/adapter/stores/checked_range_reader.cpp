@@ -129,7 +129,7 @@ std::shared_ptr<CheckedRangeReader> CheckedRangeReader::For(const string &path, 
 		reader->ranged = std::move(ranged);
 		reader->clients = UploadConnections::ForUrl(opener, reader->Url());
 		// Told of throttling whether or not this reader hedges: other readers' hedges are what it holds back.
-		reader->throttle_listeners = ReadThrottleListeners(*context, stats, streams);
+		reader->throttle_listeners = ReadThrottleListeners(*context, stats, streams, path);
 		auto state = ExtensionState::Get(*context->db);
 		if (SettingsFor(opener, *state).hedge_reads) {
 			reader->hedges = &state->hedges;

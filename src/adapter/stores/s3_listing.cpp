@@ -44,9 +44,9 @@ bool S3Listing::After(const string &path, optional_ptr<FileOpener> opener, IoSta
 		                 {"start-after", address.key},
 		                 {"max-keys", std::to_string(MAX_KEYS)}};
 		auto url = address.scheme + address.host + request.path + "?" + request.CanonicalQuery();
-		auto list =
-		    S3StandInGet::For(*context, path, opener, std::move(credentials), LIST_TIMEOUT_SECONDS,
-		                      ReadThrottleListeners(*context, stats, &streams), stats, Counter::FOLDER_LISTINGS, false);
+		auto list = S3StandInGet::For(*context, path, opener, std::move(credentials), LIST_TIMEOUT_SECONDS,
+		                              ReadThrottleListeners(*context, stats, &streams, path), stats,
+		                              Counter::FOLDER_LISTINGS, false);
 		auto answer = list->Send(
 		    [request, url](const S3Credentials &signing) {
 			    auto signed_now = request;

@@ -38,9 +38,9 @@ TailSend S3Tails::Prepare(const string &path, optional_ptr<FileOpener> opener, I
 		}
 		// It stands in for the HEAD, which the open makes if it fails. Logged while the connection lives: it may be
 		// sent after the query that prepared it ended. Hedged as a range GET is: a tail late to begin holds the open.
-		auto request =
-		    S3StandInGet::For(*context, path, opener, std::move(credentials), TAIL_TIMEOUT_SECONDS,
-		                      ReadThrottleListeners(*context, stats, &streams), stats, Counter::VERSION_REQUESTS, true);
+		auto request = S3StandInGet::For(*context, path, opener, std::move(credentials), TAIL_TIMEOUT_SECONDS,
+		                                 ReadThrottleListeners(*context, stats, &streams, path), stats,
+		                                 Counter::VERSION_REQUESTS, true);
 		return [address, request](ObjectTail &tail) {
 			return SendTailGet(address, *request, tail);
 		};

@@ -70,11 +70,14 @@ duckdb::unique_ptr<duckdb::HTTPParams> QuietParams(duckdb::HTTPUtil &http, const
 	return params;
 }
 
-ThrottleListeners ReadThrottleListeners(duckdb::ClientContext &context, IoStats &stats, StreamController *streams) {
+ThrottleListeners ReadThrottleListeners(duckdb::ClientContext &context, IoStats &stats, StreamController *streams,
+                                        const std::string &path) {
+	auto state = ExtensionState::Get(*context.db);
 	ThrottleListeners listeners;
 	listeners.stats = &stats;
 	listeners.streams = streams;
-	listeners.hedges = &ExtensionState::Get(*context.db)->hedges;
+	listeners.hedges = &state->hedges;
+	listeners.gate = &state->request_gates.For(path);
 	return listeners;
 }
 

@@ -3,6 +3,7 @@
 #include "core/common/io_stats.hpp"
 #include "core/common/stream_controller.hpp"
 #include "core/requests/hedge_policy.hpp"
+#include "core/requests/request_gate.hpp"
 #include "core/requests/request_race.hpp"
 
 #include <algorithm>
@@ -101,6 +102,28 @@ bool RequestAttempts::Again(AttemptOutcome outcome, const std::function<bool()> 
 	return true;
 }
 
+bool RequestAttempts::Admit() {
+	if (!listeners.gate) {
+		return true;
+	}
+	auto wait = listeners.gate->Admit(StreamController::Now());
+	if (wait <= 0) {
+		return true;
+	}
+	auto micros = static_cast<uint64_t>(std::ceil(wait * 1e6));
+	if (listeners.stats) {
+		listeners.stats->Add(Counter::GATE_WAITS);
+		listeners.stats->Add(Counter::GATE_WAIT_MICROS, micros);
+	}
+	return Wait(std::chrono::milliseconds((micros + 999) / 1000));
+}
+
+void RequestAttempts::Passed() const {
+	if (listeners.gate) {
+		listeners.gate->Passed(StreamController::Now());
+	}
+}
+
 bool RequestAttempts::Wait(std::chrono::milliseconds wait) {
 	if (!cancel_check) {
 		if (wait.count() > 0) {
@@ -131,6 +154,9 @@ void RequestAttempts::Throttled() const {
 	}
 	if (listeners.hedges) {
 		listeners.hedges->Throttled(StreamController::Now());
+	}
+	if (listeners.gate) {
+		listeners.gate->Throttled(StreamController::Now());
 	}
 }
 

@@ -19,6 +19,7 @@
 #include "core/common/io_stats.hpp"
 #include "core/requests/credential_replacements.hpp"
 #include "core/requests/hedge_policy.hpp"
+#include "core/requests/request_gate.hpp"
 #include "duckdb.hpp"
 
 #include <memory>
@@ -85,6 +86,9 @@ public:
 	//! The uploads' parts and completions: as many threads as parts may be sent at once (UploadBudget::streams), so
 	//! that uploads follow the link past io_threads and never hold up reads' fetches.
 	IoPool upload_pool;
+	//! The admission gates of the stores' prefixes that every request httpfs2 sends passes (reads' and uploads'): one
+	//! place that holds a throttled prefix to a rate, whichever reader, listing or upload hears the throttling.
+	RequestGates request_gates;
 	//! When range GETs are hedged (httpfs2_hedge_reads); declared before the threads that send them.
 	HedgePolicy hedges;
 	//! The threads hedged range GETs are sent on while their reader waits (RequestRace): one per GET in flight, and the

@@ -54,9 +54,10 @@ private:
 duckdb::unique_ptr<duckdb::HTTPParams> QuietParams(duckdb::HTTPUtil &http, const std::string &path,
                                                    duckdb::optional_ptr<duckdb::FileOpener> opener,
                                                    RequestLog *log = nullptr);
-//! Who hears of a throttled answer to a read's request: `stats`, the reads' `streams` (where given), the database's
-//! hedging policy.
-ThrottleListeners ReadThrottleListeners(duckdb::ClientContext &context, IoStats &stats, StreamController *streams);
+//! Who hears of a throttled answer to a read's request of `path`: `stats`, the reads' `streams` (where given), the
+//! database's hedging policy, the admission gate of the path's prefix (which the request's attempts pass first).
+ThrottleListeners ReadThrottleListeners(duckdb::ClientContext &context, IoStats &stats, StreamController *streams,
+                                        const std::string &path);
 
 //! The HTTP status an error of httpfs's carries (an HTTPException's), else 0.
 int HttpStatusOf(const std::exception &error);

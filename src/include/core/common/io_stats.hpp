@@ -87,6 +87,10 @@ enum class Counter : size_t {
 	//! halving the streams of reads or of uploads, and the time their retries waited (shown in seconds).
 	THROTTLED_ANSWERS,
 	THROTTLED_WAIT_MICROS,
+	//! Attempts of httpfs2's own requests that waited at the admission gate of a throttled prefix (RequestGate) before
+	//! they were sent, and the time they waited there (shown in seconds).
+	GATE_WAITS,
+	GATE_WAIT_MICROS,
 	//! Requests of httpfs2's refused for their credentials (an expired session token, a key the store no longer
 	//! takes) and sent again, once, with the credentials the path's secret holds now.
 	CREDENTIALS_REFRESHED,
@@ -165,6 +169,8 @@ constexpr CounterSpec COUNTER_SPECS[] = {
     {Counter::RANGE_ANSWERS_UNPROVEN, "range_answers_unproven"},
     {Counter::THROTTLED_ANSWERS, "throttled_answers"},
     {Counter::THROTTLED_WAIT_MICROS, "throttled_wait_seconds"},
+    {Counter::GATE_WAITS, "gate_waits"},
+    {Counter::GATE_WAIT_MICROS, "gate_wait_seconds"},
     {Counter::CREDENTIALS_REFRESHED, "credentials_refreshed"},
     {Counter::HEDGES_SENT, "hedges_sent"},
     {Counter::HEDGES_WON, "hedges_won"},

@@ -57,6 +57,7 @@ double RetryJitter();
 class IoStats;
 class StreamController;
 class HedgePolicy;
+class RequestGate;
 
 //! What one attempt of a request came to, as its sender judged the answer.
 enum class AttemptOutcome : uint8_t {
@@ -82,11 +83,13 @@ AttemptOutcome OutcomeOfStatus(int status, const std::string &error_code, bool r
 
 //! Who hears of throttled answers; any may be null. The stats count them and the time waited, the streams of the
 //! database's reads or of its uploads are halved (StreamController::Throttled), the hedging policy sends no hedge for a
-//! while (a hedge is one more request to a store that asked for fewer).
+//! while (a hedge is one more request to a store that asked for fewer), the admission gate of the request's prefix
+//! holds the prefix's requests to a rate (RequestGate), which every attempt passes first.
 struct ThrottleListeners {
 	IoStats *stats = nullptr;
 	StreamController *streams = nullptr;
 	HedgePolicy *hedges = nullptr;
+	RequestGate *gate = nullptr;
 };
 
 //! The attempts of one request: after each, whether another is sent and how long it waits first. Attempts follow
@@ -111,12 +114,20 @@ public:
 	//! The attempts of the request: `send` makes one into a fresh `attempt` and says what it came to, until one is
 	//! DONE or Again says no other is sent; `refresh(attempt)` looks the credentials up again after a refusal of those
 	//! `attempt` was signed with. Returns the last attempt's outcome, which `attempt` holds.
+	//! Each attempt waits at the prefix's gate first (Admit); one cancelled there is not sent and comes to FAILED.
 	template <class ATTEMPT, class SEND, class REFRESH>
 	AttemptOutcome Run(ATTEMPT &attempt, SEND send, REFRESH refresh) {
 		for (;;) {
 			attempt = ATTEMPT();
+			if (!Admit()) {
+				return AttemptOutcome::FAILED;
+			}
 			auto outcome = send(attempt);
-			if (outcome == AttemptOutcome::DONE || !Again(outcome, [&]() { return refresh(attempt); })) {
+			if (outcome == AttemptOutcome::DONE) {
+				Passed();
+				return outcome;
+			}
+			if (!Again(outcome, [&]() { return refresh(attempt); })) {
 				return outcome;
 			}
 		}
@@ -156,6 +167,11 @@ public:
 	}
 
 private:
+	//! Waits at the gate of the request's prefix, if any, until it admits the attempt (counted in the stats); false
+	//! when cancelled meanwhile.
+	bool Admit();
+	//! Tells the gate an answer passed.
+	void Passed() const;
 	//! Sleeps `wait` (in slices while a cancel check is set); false, sleeping no more, once the check says so.
 	bool Wait(std::chrono::milliseconds wait);
 	//! Tells the listeners of a throttled answer.

@@ -1,0 +1,121 @@
+#include "core/requests/request_gate.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace httpfs2 {
+
+constexpr double RequestGate::WINDOW_SECONDS;
+constexpr double RequestGate::CUT;
+constexpr double RequestGate::PASSED_SHARE;
+constexpr double RequestGate::GROWTH_PER_PASS;
+constexpr double RequestGate::THROTTLED_SHARE_TO_CUT;
+constexpr double RequestGate::MIN_THROTTLES_TO_CUT;
+constexpr double RequestGate::MIN_RATE;
+constexpr double RequestGate::OPEN_AFTER_SECONDS;
+
+double RequestGate::Admit(double now) {
+	Record(now, Count::ADMITTED);
+	if (!limited.load(std::memory_order_relaxed)) {
+		return 0;
+	}
+	MutexLock guard(lock);
+	if (!limited.load(std::memory_order_relaxed)) {
+		return 0;
+	}
+	if (now - last_throttle >= OPEN_AFTER_SECONDS) {
+		limited.store(false, std::memory_order_relaxed);
+		return 0;
+	}
+	auto slot = std::max(now, next_slot);
+	next_slot = slot + 1 / rate;
+	return slot - now;
+}
+
+void RequestGate::Passed(double now) {
+	Record(now, Count::PASSED);
+	if (!limited.load(std::memory_order_relaxed)) {
+		return;
+	}
+	MutexLock guard(lock);
+	rate += GROWTH_PER_PASS;
+}
+
+void RequestGate::Throttled(double now) {
+	Record(now, Count::THROTTLED);
+	MutexLock guard(lock);
+	last_throttle = now;
+	bool was_limited = limited.load(std::memory_order_relaxed);
+	if (was_limited && now - last_cut < WINDOW_SECONDS) {
+		return;
+	}
+	auto seen = RateOf(now, Count::ADMITTED);
+	auto throttled = RateOf(now, Count::THROTTLED);
+	if (throttled < MIN_THROTTLES_TO_CUT || throttled < THROTTLED_SHARE_TO_CUT * seen) {
+		return;
+	}
+	if (was_limited) {
+		seen = std::min(seen, rate);
+	} else {
+		next_slot = now;
+	}
+	// The store took about the pace its passed answers show: the gate holds to not much less, so that it does not
+	// stall far below a prefix's limit.
+	auto cut = std::max({MIN_RATE, CUT * seen, PASSED_SHARE * RateOf(now, Count::PASSED)});
+	rate = was_limited ? std::min(rate, cut) : cut;
+	last_cut = now;
+	limited.store(true, std::memory_order_relaxed);
+}
+
+bool RequestGate::Limited() const {
+	return limited.load(std::memory_order_relaxed);
+}
+
+double RequestGate::Rate() const {
+	MutexLock guard(lock);
+	return limited.load(std::memory_order_relaxed) ? rate : 0;
+}
+
+void RequestGate::Record(double now, Count what) {
+	auto second = static_cast<int64_t>(std::floor(now / WINDOW_SECONDS));
+	auto &slot = seconds[second & 1];
+	auto seen = slot.second.load(std::memory_order_relaxed);
+	if (seen != second && slot.second.compare_exchange_strong(seen, second, std::memory_order_relaxed)) {
+		for (auto &count : slot.counts) {
+			count.store(0, std::memory_order_relaxed);
+		}
+	}
+	slot.counts[static_cast<size_t>(what)].fetch_add(1, std::memory_order_relaxed);
+}
+
+double RequestGate::RateOf(double now, Count what) const {
+	auto second = static_cast<int64_t>(std::floor(now / WINDOW_SECONDS));
+	auto count = [&](int64_t which) -> double {
+		auto &slot = seconds[which & 1];
+		if (slot.second.load(std::memory_order_relaxed) != which) {
+			return 0;
+		}
+		return static_cast<double>(slot.counts[static_cast<size_t>(what)].load(std::memory_order_relaxed));
+	};
+	// The current second's count, and the part of the last one the window still covers.
+	auto into = now / WINDOW_SECONDS - static_cast<double>(second);
+	return (count(second) + count(second - 1) * (1 - into)) / WINDOW_SECONDS;
+}
+
+RequestGate &RequestGates::For(const std::string &path) {
+	auto prefix = PrefixOf(path);
+	MutexLock guard(lock);
+	auto &gate = gates[prefix];
+	if (!gate) {
+		gate.reset(new RequestGate());
+	}
+	return *gate;
+}
+
+std::string RequestGates::PrefixOf(const std::string &path) {
+	auto end = path.find_first_of("?#");
+	auto folder = path.rfind('/', end == std::string::npos ? std::string::npos : end);
+	return path.substr(0, folder == std::string::npos ? end : folder);
+}
+
+} // namespace httpfs2

@@ -1,0 +1,174 @@
+#include "core/requests/request_gate.hpp"
+
+#include "core/common/io_stats.hpp"
+#include "core/common/stream_controller.hpp"
+#include "core/requests/retry_policy.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <vector>
+
+using namespace httpfs2;
+
+namespace {
+//! Sends `count` requests through `gate` one after another from `now`, each when the gate says; returns the time
+//! after the last. A request answered passes.
+double SendInTurn(RequestGate &gate, double now, int count) {
+	for (int i = 0; i < count; i++) {
+		now += gate.Admit(now);
+		gate.Passed(now);
+	}
+	return now;
+}
+} // namespace
+
+//! A prefix never throttled: every request is admitted at once, however many and however fast.
+TEST(RequestGate, AdmitsEverythingWhileNothingIsThrottled) {
+	RequestGate gate;
+	for (int i = 0; i < 10000; i++) {
+		ASSERT_EQ(gate.Admit(100 + i * 1e-5), 0) << i;
+		gate.Passed(100 + i * 1e-5);
+	}
+	EXPECT_FALSE(gate.Limited());
+	EXPECT_EQ(gate.Rate(), 0);
+}
+
+//! After throttled answers the prefix is held to a share of the rate admitted before them; the rate grows back while
+//! answers pass, throttling cuts it again, and the gate opens once the store has not throttled for a while.
+TEST(RequestGate, AThrottleHoldsThePrefixToARateThatGrowsBack) {
+	RequestGate gate;
+	double now = 100;
+	for (int i = 0; i < 100; i++) { // 100 requests in the second before the throttle, no answer back yet
+		ASSERT_EQ(gate.Admit(now + i * 0.01), 0);
+	}
+	now = 101;
+	for (int i = 0; i < 33; i++) {
+		gate.Throttled(now);
+	}
+	EXPECT_FALSE(gate.Limited()) << "a third of the requests not yet refused";
+	for (int i = 0; i < 20; i++) {
+		gate.Throttled(now);
+	}
+	ASSERT_TRUE(gate.Limited());
+	EXPECT_NEAR(gate.Rate(), RequestGate::CUT * 100, 1) << "half the rate admitted in the last second";
+	// Requests at once now wait their turn: the tenth waits nine of the rate's intervals.
+	std::vector<double> waits;
+	for (int i = 0; i < 10; i++) {
+		waits.push_back(gate.Admit(now));
+	}
+	EXPECT_EQ(waits[0], 0);
+	EXPECT_NEAR(waits[9], 9 / gate.Rate(), 1e-9);
+	auto cut = gate.Rate();
+	gate.Throttled(now + 0.5);
+	EXPECT_EQ(gate.Rate(), cut) << "a throttle within a second of the cut answers the pace before it";
+	// Answers pass: the rate grows by a quarter of a request a second for each.
+	now = SendInTurn(gate, now + 0.5, 40);
+	EXPECT_NEAR(gate.Rate(), cut + 40 * RequestGate::GROWTH_PER_PASS, 1e-9);
+	EXPECT_GT(gate.Rate(), cut);
+	// Throttled again, a second after the cut: cut again, to no less than a share of the rate the store let pass.
+	auto grown = gate.Rate();
+	for (int i = 0; i < 20; i++) {
+		gate.Throttled(now);
+	}
+	EXPECT_LT(gate.Rate(), grown);
+	EXPECT_GE(gate.Rate(), RequestGate::PASSED_SHARE * 25) << "about 33 passed in the last second";
+	// No throttle for OPEN_AFTER_SECONDS: open again, nothing waits.
+	now += RequestGate::OPEN_AFTER_SECONDS;
+	EXPECT_EQ(gate.Admit(now), 0);
+	EXPECT_FALSE(gate.Limited());
+	EXPECT_EQ(gate.Admit(now), 0);
+}
+
+//! A store that refuses a share of all requests whatever their pace (a fifth here, as the pressure bench's throttled
+//! condition does): a lower rate would refuse no fewer, so the gate stays open and costs the reads nothing.
+TEST(RequestGate, AShareOfRequestsThrottledWhateverThePaceLeavesTheGateOpen) {
+	RequestGate gate;
+	double now = 100;
+	for (int i = 0; i < 1000; i++) {
+		ASSERT_EQ(gate.Admit(now), 0) << i;
+		if (i % 5 == 0) {
+			gate.Throttled(now);
+		} else {
+			gate.Passed(now);
+		}
+		now += 0.01;
+	}
+	EXPECT_FALSE(gate.Limited());
+}
+
+//! A store that refuses past a rate of 8 a second (counting what it refuses, as S3 and the hostile proxy do): a client
+//! that would send 100 a second, sending as the gate admits, is refused a few times a cut, and passes at most of 8 a
+//! second.
+TEST(RequestGate, APrefixPastItsRateSettlesNearIt) {
+	RequestGate gate;
+	std::vector<double> recent; // the store's last second of requests, refused ones too
+	int refused = 0, sent = 0;
+	double now = 100;
+	for (int i = 0; i < 400; i++) {
+		now += gate.Admit(now);
+		recent.erase(recent.begin(),
+		             std::find_if(recent.begin(), recent.end(), [&](double at) { return now - at < 1; }));
+		recent.push_back(now);
+		sent++;
+		if (recent.size() > 8) {
+			refused++;
+			gate.Throttled(now);
+		} else {
+			gate.Passed(now);
+		}
+		now += 0.01; // a client that would send 100 a second
+	}
+	EXPECT_TRUE(gate.Limited());
+	EXPECT_LT(refused, sent / 5) << refused << " of " << sent << " (without the gate, 92 of 100)";
+	EXPECT_LT(gate.Rate(), 12);
+	EXPECT_GT((sent - refused) / (now - 100), 5) << "most of the store's rate used, not a crawl below it";
+}
+
+//! A wait at the gate is a wait of the request's attempts: slept in slices while a cancel check is set, ended within
+//! one once the query is cancelled, and counted in the stats.
+TEST(RequestGate, ACancelledWaitAtTheGateEndsWithinASlice) {
+	RequestGate gate;
+	auto now = StreamController::Now(); // the clock RequestAttempts asks the gate with
+	for (int i = 0; i < 3; i++) {
+		gate.Throttled(now); // nothing admitted: held to the lowest rate, a second between requests
+	}
+	gate.Admit(now); // the next request is admitted a second from now
+	IoStats stats;
+	ThrottleListeners listeners;
+	listeners.stats = &stats;
+	listeners.gate = &gate;
+	RequestAttempts attempts(RetryBackoff {100, 4, 1000}, 4, listeners);
+	std::vector<int64_t> slept;
+	attempts.sleep = [&](std::chrono::milliseconds wait) {
+		slept.push_back(wait.count());
+	};
+	int checks = 0;
+	attempts.CancelWith([&]() { return ++checks > 2; });
+	int sends = 0;
+	int attempt = 0;
+	auto outcome = attempts.Run(
+	    attempt,
+	    [&](int &) {
+		    sends++;
+		    return AttemptOutcome::DONE;
+	    },
+	    [](int &) { return false; });
+	EXPECT_NE(outcome, AttemptOutcome::DONE);
+	EXPECT_TRUE(attempts.Cancelled());
+	EXPECT_EQ(sends, 0) << "cancelled at the gate: never sent";
+	EXPECT_EQ(slept, (std::vector<int64_t> {50, 50})) << "slices, and no further once cancelled";
+	EXPECT_GT(stats.Snapshot().Get(Counter::GATE_WAIT_MICROS), 0u);
+}
+
+//! The gate of a prefix: a path's folder, query left out, the store named by its scheme and bucket.
+TEST(RequestGate, APrefixIsAPathsFolder) {
+	EXPECT_EQ(RequestGates::PrefixOf("s3://bucket/data/part-1.parquet"), "s3://bucket/data");
+	EXPECT_EQ(RequestGates::PrefixOf("s3://bucket/data/*.parquet"), "s3://bucket/data");
+	EXPECT_EQ(RequestGates::PrefixOf("https://host/a/b.csv?sig=x/y"), "https://host/a");
+	EXPECT_EQ(RequestGates::PrefixOf("s3://bucket/file"), "s3://bucket");
+	RequestGates gates;
+	EXPECT_EQ(&gates.For("s3://b/d/one"), &gates.For("s3://b/d/two"));
+	EXPECT_NE(&gates.For("s3://b/d/one"), &gates.For("s3://b/e/one"));
+	EXPECT_NE(&gates.For("s3://b/d/one"), &gates.For("r2://b/d/one"));
+}
