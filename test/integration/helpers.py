@@ -17,6 +17,11 @@ DUCKDB_2 = HOST_VERSION >= (2, 0, 0)
 # DuckDB 2.0 cuts a remote read larger than this into reads of this size of its own (async, side by side), so
 # httpfs2 sees reads of at most this size where 1.5 hands it the whole read.
 HOST_READ_CUT = 2 << 20 if DUCKDB_2 else None
+# Where DuckDB 2.0 keeps at least as many of those pieces in flight (async_threads) as a split would start streams,
+# httpfs2 leaves each piece whole (SplitPolicy::HostReadsAsWide: a split would double its requests for no stream
+# more). Tests of httpfs2's split reads append this to their settings: the host keeps one piece in flight, and its
+# pieces reach httpfs2 to be split as reads do in 1.5.
+SPLIT_HOST_PIECES = "; SET async_threads = 1" if DUCKDB_2 else ""
 
 
 def host_read_sizes(size: int) -> set:

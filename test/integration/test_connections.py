@@ -9,14 +9,14 @@ import time
 import pytest
 
 from bench.connections import Connections
-from helpers import stats
+from helpers import SPLIT_HOST_PIECES, stats
 from rig import S3Rig, duckdb_connect
 from rig.s3rig import count_requests
 
 OBJECTS, SIZE = 8, 4 << 20
 SPLIT = (
     "SET httpfs2_parallel_read_enabled = true; SET httpfs2_parallel_read_chunk_size_bytes = 1048576; "
-    "SET httpfs2_parallel_read_min_bytes = 1048576"
+    "SET httpfs2_parallel_read_min_bytes = 1048576" + SPLIT_HOST_PIECES
 )
 
 

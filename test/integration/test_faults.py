@@ -8,11 +8,11 @@ import time
 import duckdb
 import pytest
 
-from helpers import HOST_READ_CUT, blob_sha, host_read_sizes, server_requests, sha256, stats
+from helpers import HOST_READ_CUT, SPLIT_HOST_PIECES, blob_sha, host_read_sizes, server_requests, sha256, stats
 
 SPLIT = (
     "SET httpfs2_parallel_read_enabled = true; SET httpfs2_parallel_read_chunk_size_bytes = 1048576; "
-    "SET httpfs2_parallel_read_max_fanout = 4"
+    "SET httpfs2_parallel_read_max_fanout = 4" + SPLIT_HOST_PIECES
 )
 # httpfs2_parallel_read_min_bytes left at its default: reads under it are not split.
 SPLIT_MIN_BYTES = 2 << 20
@@ -154,7 +154,7 @@ def test_interrupt_stops_a_long_split_read_promptly(con, rig, big_object):
     # 24 MiB in 64 KiB pieces, two at a time, 100 ms per piece: about 19 s if it were not interrupted.
     con.execute(
         "SET httpfs2_parallel_read_enabled = true; SET httpfs2_parallel_read_chunk_size_bytes = 65536; "
-        "SET httpfs2_parallel_read_min_bytes = 65536; SET httpfs2_parallel_read_max_fanout = 2"
+        "SET httpfs2_parallel_read_min_bytes = 65536; SET httpfs2_parallel_read_max_fanout = 2" + SPLIT_HOST_PIECES
     )
     rig.set_latency(100)
     outcome = {}

@@ -303,14 +303,15 @@ TEST(SequentialPredictor, ReadsOutOfOrderAreOneStreamFetchedOnceAndKept) {
 	EXPECT_EQ(predicted_until, reads * read);
 }
 
-//! DuckDB 2.0 keeps async_threads pieces of 2 MiB of one read in flight itself: where they reach as far as the
-//! window could, read-ahead fetches nothing (it would add no stream, only a copy of each piece); below that it does.
+//! DuckDB 2.0 keeps async_threads pieces of 2 MiB of one read in flight itself: where the reads are its pieces and
+//! they reach as far as the window could, read-ahead fetches nothing (it would add no stream, only a copy of each
+//! piece); below that it does.
 TEST(SequentialPredictor, NothingAheadWhereTheHostsOwnReadsReachAsFar) {
 	const uint64_t read = 2 * MiB;
-	auto predicted = [&](uint64_t host_read_streams) {
+	auto predicted = [&](uint64_t host_read_streams, uint64_t host_piece) {
 		SequentialPredictor predictor(256 * MiB);
 		PredictionLimits limits {32 * MiB, 0};
-		limits.host_read_streams = host_read_streams;
+		limits.host_reads = HostPieceReads {host_read_streams, host_piece};
 		uint64_t bytes = 0;
 		for (uint64_t offset = 0; offset < 64 * MiB; offset += read) {
 			for (auto &range : predictor.OnRead(ByteRange {offset, read}, limits).ranges) {
@@ -319,10 +320,12 @@ TEST(SequentialPredictor, NothingAheadWhereTheHostsOwnReadsReachAsFar) {
 		}
 		return bytes;
 	};
-	EXPECT_GT(predicted(1), 32 * MiB);
-	EXPECT_GT(predicted(4), 32 * MiB); // 8 MiB in flight: the window reaches further
-	EXPECT_EQ(predicted(16), 0u);      // 32 MiB in flight: as far as the window
-	EXPECT_EQ(predicted(48), 0u);
+	EXPECT_GT(predicted(1, read), 32 * MiB);
+	EXPECT_GT(predicted(4, read), 32 * MiB); // 8 MiB in flight: the window reaches further
+	EXPECT_EQ(predicted(16, read), 0u);      // 32 MiB in flight: as far as the window
+	EXPECT_EQ(predicted(48, read), 0u);
+	// Reads of another length than the host's pieces are reads it did not cut: read ahead whatever its streams.
+	EXPECT_GT(predicted(48, 4 * MiB), 32 * MiB);
 }
 
 TEST(SequentialPredictor, AFirstReadAwayFromTheStartPredictsNothing) {

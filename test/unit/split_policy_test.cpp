@@ -79,3 +79,23 @@ TEST(SplitPolicy, AutoFanoutTakesTheModelsChoice) {
 	EXPECT_EQ(plan.fanout, model.ChooseFanout(128 * MiB, 8, 0.5));
 	EXPECT_EQ(Covered(plan), plan.pieces.empty() ? 0 : 128 * MiB);
 }
+
+//! DuckDB 2.0 cuts a remote read into pieces of its block size and keeps async_threads of them in flight: a piece is
+//! not split again where the host's streams are at least the fan-out; a read of another length (one the host did not
+//! cut), or a host with fewer streams, still is.
+TEST(SplitPolicy, APieceTheHostCutIsNotCutAgainWhereItReadsAsWide) {
+	CostModel model;
+	auto settings = Settings(16 * MiB, 32);
+	settings.host_reads.piece_bytes = 2 * MiB;
+	uint64_t fanout = SplitPolicy::Fanout(settings, model, 2 * MiB);
+	ASSERT_GE(fanout, 2u);
+	settings.host_reads.streams = fanout;
+	EXPECT_TRUE(SplitPolicy::Plan(settings, model, 2 * MiB, 4 * MiB).pieces.empty());
+	EXPECT_FALSE(SplitPolicy::Plan(settings, model, 2 * MiB - 1, 4 * MiB).pieces.empty());
+	EXPECT_FALSE(SplitPolicy::Plan(settings, model, 3 * MiB, 4 * MiB).pieces.empty());
+	settings.host_reads.streams = fanout - 1;
+	EXPECT_FALSE(SplitPolicy::Plan(settings, model, 2 * MiB, 4 * MiB).pieces.empty());
+	settings.host_reads.piece_bytes = 0; // DuckDB 1.5: reads are never cut by the host
+	settings.host_reads.streams = 64;
+	EXPECT_FALSE(SplitPolicy::Plan(settings, model, 2 * MiB, 4 * MiB).pieces.empty());
+}

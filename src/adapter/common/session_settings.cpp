@@ -28,7 +28,12 @@ IoSettings SettingsFor(duckdb::optional_ptr<duckdb::FileOpener> opener, Extensio
 	}
 	auto context = duckdb::FileOpener::TryGetClientContext(opener);
 	if (context) {
-		result.host_read_streams = compat::HostReadStreams(*context);
+		result.host_reads.streams = compat::HostReadStreams(*context);
+	}
+	duckdb::Value piece_bytes; // DuckDB 2.0's; 1.5 has no such setting
+	if (duckdb::FileOpener::TryGetCurrentSetting(opener, "external_file_cache_remote_max_block_size", piece_bytes) &&
+	    !piece_bytes.IsNull()) {
+		result.host_reads.piece_bytes = piece_bytes.GetValue<uint64_t>();
 	}
 	for (auto &spec : SETTING_SPECS) {
 		duckdb::Value value;

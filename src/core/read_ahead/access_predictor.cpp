@@ -48,7 +48,7 @@ Prediction SequentialPredictor::OnRead(const ByteRange &read, const PredictionLi
 		return prediction; // a read that arrived after one further on, or a read again
 	}
 	uint64_t cap = std::max(limits.max_ahead_bytes, std::min(READS_AHEAD * read.length, limits.ceiling_bytes));
-	if (limits.host_read_streams > 1 && limits.host_read_streams * read.length >= cap) {
+	if (limits.host_reads.InFlightAround(read.length) >= cap) {
 		return prediction;
 	}
 	window = window == 0 ? std::max(INITIAL_WINDOW, read.length) : window * 2;

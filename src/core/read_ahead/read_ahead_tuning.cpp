@@ -24,7 +24,7 @@ ReadAheadTuning ReadAheadTuner::Tune(const IoSettings &settings, const CostModel
 	uint64_t ceiling = std::max<uint64_t>(budget_limit / 2, 1);
 	tuning.limits.max_ahead_bytes = std::min(ahead, ceiling);
 	tuning.limits.ceiling_bytes = ceiling;
-	tuning.limits.host_read_streams = std::max<uint64_t>(settings.host_read_streams, 1);
+	tuning.limits.host_reads = settings.host_reads;
 	tuning.limits.merge_gap_bytes =
 	    host == HostReads::AHEAD ? MIN_MERGE_GAP : std::min(std::max(bdp / 16, MIN_MERGE_GAP), MAX_MERGE_GAP);
 	tuning.chunk_size_bytes = settings.chunk_size_bytes;

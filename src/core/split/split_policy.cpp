@@ -13,13 +13,17 @@ uint64_t SplitPolicy::Fanout(const IoSettings &settings, const CostModel &model,
 	return model.ChooseFanout(nr_bytes, settings.max_fanout, overhead_s);
 }
 
+bool SplitPolicy::HostReadsAsWide(const IoSettings &settings, uint64_t nr_bytes, uint64_t fanout) {
+	return settings.host_reads.InFlightAround(nr_bytes) >= fanout * nr_bytes;
+}
+
 SplitPlan SplitPolicy::Plan(const IoSettings &settings, const CostModel &model, uint64_t nr_bytes, uint64_t location) {
 	SplitPlan plan;
 	if (nr_bytes < settings.chunk_size_bytes && model.Snapshot().IsNear(settings.min_latency_ms)) {
 		return plan;
 	}
 	uint64_t fanout = Fanout(settings, model, nr_bytes);
-	if (fanout < 2) {
+	if (fanout < 2 || HostReadsAsWide(settings, nr_bytes, fanout)) {
 		return plan;
 	}
 	plan.follow_link = !settings.auto_fanout_enabled;

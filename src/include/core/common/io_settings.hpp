@@ -29,6 +29,22 @@ struct RecommendedPreset {
 	static constexpr uint64_t MIN_BYTES = 2 * MiB;
 };
 
+//! How the host reads one remote object itself, beside httpfs2. DuckDB 2.0 cuts a remote read larger than
+//! piece_bytes (its external_file_cache_remote_max_block_size) into pieces of that size and runs them side by side on
+//! its async pool, `streams` (async_threads) at a time; DuckDB 1.5 reads in turn and never cuts (the defaults).
+struct HostPieceReads {
+	uint64_t streams = 1;
+	//! 0: the host never cuts a read.
+	uint64_t piece_bytes = 0;
+
+	//! The bytes of the object the host keeps in flight itself around a read of `length`: where the read is one of the
+	//! pieces it cut (its length the piece size), `streams` pieces; else 0 (the host did not cut it and reads it
+	//! alone).
+	uint64_t InFlightAround(uint64_t length) const {
+		return piece_bytes > 0 && length == piece_bytes && streams > 1 ? streams * piece_bytes : 0;
+	}
+};
+
 //! The values a handle reads with, snapshotted when the file is opened. A default-constructed instance holds the
 //! defaults of SETTING_SPECS, the one place they are written down.
 struct IoSettings {
@@ -57,10 +73,8 @@ struct IoSettings {
 	uint64_t cache_trust_seconds;
 	bool hedge_reads;
 	bool hedge_uploads;
-	//! Not a setting: how many reads of one object the host keeps in flight itself. DuckDB 2.0 cuts a remote read
-	//! into pieces of its block size (external_file_cache_remote_max_block_size) and runs them side by side on its
-	//! async pool, async_threads at a time; DuckDB 1.5 reads in turn (1).
-	uint64_t host_read_streams = 1;
+	//! Not a setting: how the host reads a remote object itself (found from the host at open).
+	HostPieceReads host_reads;
 
 	//! The settings with the recommended preset applied when it is enabled.
 	IoSettings Effective() const;

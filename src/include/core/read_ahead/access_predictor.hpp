@@ -9,6 +9,7 @@
 
 #pragma once
 
+#include "core/common/io_settings.hpp"
 #include "core/formats/parquet_layout.hpp"
 #include "core/split/range_planner.hpp"
 
@@ -30,8 +31,8 @@ struct PredictionLimits {
 	uint64_t merge_gap_bytes;
 	//! Never more than this ahead, whatever the size of the reads (SequentialPredictor::READS_AHEAD).
 	uint64_t ceiling_bytes = UINT64_MAX;
-	//! Reads of the object the host keeps in flight itself (IoSettings::host_read_streams).
-	uint64_t host_read_streams = 1;
+	//! How the host reads the object itself (IoSettings::host_reads).
+	HostPieceReads host_reads;
 };
 
 struct PredictedRange {
@@ -84,8 +85,8 @@ public:
 //! ceiling_bytes (DuckDB's CSV reader asks for 32 MB at a time: a smaller cap would leave the reader fetching half of
 //! each read itself; two reads ahead gained little more and cost memory and page faults), and resets on a jump
 //! (mountpoint-s3 style). It opens on a large first read at offset 0 or on the second of two near reads. It fetches
-//! nothing where the host's own reads in flight reach as far as the window could (DuckDB 2.0 with async_threads of
-//! 16 or more): there read-ahead adds no stream, only a copy of each piece through its buffers.
+//! nothing where the reads are the host's pieces and those it keeps in flight reach as far as the window could
+//! (DuckDB 2.0 with async_threads of 16 or more): there read-ahead adds no stream, only a copy of each piece.
 class SequentialPredictor : public AccessPredictor {
 public:
 	static constexpr uint64_t INITIAL_WINDOW = 1024 * 1024;
