@@ -24,6 +24,12 @@ HOST_READ_CUT = 2 << 20 if DUCKDB_2 else None
 SPLIT_HOST_PIECES = "; SET async_threads = 1" if DUCKDB_2 else ""
 
 
+def split_host_pieces(con):
+    """SPLIT_HOST_PIECES on its own."""
+    if SPLIT_HOST_PIECES:
+        con.execute(SPLIT_HOST_PIECES.removeprefix("; "))
+
+
 def host_read_sizes(size: int) -> set:
     """The sizes of the Reads the host's DuckDB makes of one read of `size` bytes (read_blob's)."""
     if HOST_READ_CUT is None or size <= HOST_READ_CUT:

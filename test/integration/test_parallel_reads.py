@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from helpers import SPLIT_HOST_PIECES, NativeHttpfs, blob_sha, server_requests, sha256, show_the_model_a_lan, stats
+from helpers import NativeHttpfs, blob_sha, server_requests, sha256, show_the_model_a_lan, split_host_pieces, stats
 from rig import duckdb_connect
 
 # Small pieces so that reads of a few MiB split many ways and land at unaligned offsets.
@@ -35,8 +35,7 @@ def configure(con, settings: dict):
     DuckDB 2.0 its pieces of a read reach httpfs2 to be split (helpers.SPLIT_HOST_PIECES)."""
     for name, value in {"min_latency_ms": 0, **settings}.items():
         con.execute(f"SET httpfs2_parallel_read_{name} = {str(value).lower()}")
-    if SPLIT_HOST_PIECES:
-        con.execute(SPLIT_HOST_PIECES.removeprefix("; "))
+    split_host_pieces(con)
 
 
 def random_ranges(rng, size, count):
