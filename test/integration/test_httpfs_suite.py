@@ -76,7 +76,10 @@ def test_file_passes_with_httpfs2(httpfs_tree, minio_for, urls, file, mode):
         pytest.skip(outcome["reason"])
     difference = DIFFERENCES.get(f"{mode}:{file}")
     if difference:
-        # Still run: the file must fail where the list says, not elsewhere (a new failure is not covered by it).
+        # Still run: the file must fail where the list says, not elsewhere (a new failure is not covered by it). An
+        # entry that says "timing:" may pass too (a count that depends on how fast the extension runs).
+        if outcome["status"] == "pass" and "timing:" in difference:
+            return
         assert outcome["status"] == "fail", f"{file} passes now: remove it from expected_differences{suite.LISTS}.txt"
         assert f"(line {outcome['line']})" in difference, f"{file} fails at another place:\n{outcome['reason']}"
         return
