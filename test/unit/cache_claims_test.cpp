@@ -1,6 +1,7 @@
 // BlockCache's fetch claims across processes: when a claim is live, and that a dead process's claim is none, however
 // it died (killed and not yet reaped, its pid alive again in another process, killed while making the claim).
 #include "core/cache/block_cache.hpp"
+#include "block_cache_folder.hpp"
 
 #include <gtest/gtest.h>
 
@@ -21,32 +22,13 @@ namespace {
 
 constexpr uint64_t BLOCK = BlockCache::BLOCK_SIZE;
 
-class CacheClaimsTest : public ::testing::Test {
+class CacheClaimsTest : public BlockCacheFolderTest {
 protected:
-	void SetUp() override {
-		char pattern[] = "/tmp/httpfs2-cache-claims-XXXXXX";
-		folder = mkdtemp(pattern);
-		cache = Open();
-		ASSERT_NE(cache, nullptr);
-	}
-	void TearDown() override {
-		cache.reset();
-		std::system(("rm -rf '" + folder + "'").c_str());
-	}
-	//! Another BlockCache on the folder: another process, as far as the files tell.
-	std::unique_ptr<BlockCache> Open() {
-		std::string error;
-		auto opened = BlockCache::Open(folder, 64 * BLOCK, error);
-		EXPECT_NE(opened, nullptr) << error;
-		return opened;
-	}
 	std::string ClaimFileOf(uint64_t index) {
 		auto file = cache->BlockFile(key, index);
 		return file.substr(0, file.size() - std::strlen(".blk")) + ".fetch";
 	}
 
-	std::string folder;
-	std::unique_ptr<BlockCache> cache;
 	const CacheKey key {"s3://bucket/table/part-0.parquet", "etag=\"abc\";size=1049810"};
 };
 

@@ -1,6 +1,7 @@
 // ReadThroughBlockCache: what a read through the block cache fetches, serves and puts; AlignCuts.
 
 #include "core/cache/cached_read.hpp"
+#include "block_cache_folder.hpp"
 
 #include <gtest/gtest.h>
 
@@ -101,26 +102,8 @@ struct HeldFetch {
 	bool released = false;
 };
 
-class CachedReadTest : public ::testing::Test {
+class CachedReadTest : public BlockCacheFolderTest {
 protected:
-	void SetUp() override {
-		char pattern[] = "/tmp/httpfs2-cached-read-XXXXXX";
-		folder = mkdtemp(pattern);
-		std::string error;
-		cache = BlockCache::Open(folder, 64 * BLOCK, error);
-		ASSERT_NE(cache, nullptr) << error;
-	}
-	void TearDown() override {
-		cache.reset();
-		std::system(("rm -rf '" + folder + "'").c_str());
-	}
-	//! A second BlockCache on the directory: another process, as far as the files tell.
-	std::unique_ptr<BlockCache> OpenOther() {
-		std::string error;
-		auto other = BlockCache::Open(folder, 64 * BLOCK, error);
-		EXPECT_NE(other, nullptr) << error;
-		return other;
-	}
 	std::vector<char> Read(FakeObject &object, const ByteRange &range) {
 		std::vector<char> bytes(range.length);
 		EXPECT_TRUE(ReadThroughBlockCache(*cache, key, object.size, range, bytes.data(), stats, object.Fetch()));
@@ -135,8 +118,6 @@ protected:
 		}
 		std::this_thread::sleep_for(std::chrono::milliseconds(200));
 	}
-	std::string folder;
-	std::unique_ptr<BlockCache> cache;
 	CacheKey key {"s3://bucket/object", "etag=\"abc\";size=1"};
 	IoStats stats;
 };
@@ -634,7 +615,7 @@ TEST_F(CachedReadTest, AReadWaitingOnAnotherProcessStopsWhenCancelledAndFetchesW
 }
 
 TEST_F(CachedReadTest, AReadOfHeldBlocksWaitsOnAnotherProcessesClaimAndIsFalseWhenItEndsWithoutTheBlock) {
-	auto other = OpenOther();
+	auto other = Open();
 	ASSERT_NE(other, nullptr);
 	FakeObject object(2 * BLOCK);
 	auto block = object.Bytes(ByteRange {BLOCK, BLOCK});
@@ -681,7 +662,7 @@ TEST_F(CachedReadTest, AReadOfHeldBlocksWaitsOnAnotherProcessesClaimAndIsFalseWh
 }
 
 TEST_F(CachedReadTest, APieceOfABlockAnotherProcessFetchesWholeWaitsForThatFetch) {
-	auto other = OpenOther();
+	auto other = Open();
 	ASSERT_NE(other, nullptr);
 	FakeObject object(2 * BLOCK);
 	auto block = object.Bytes(ByteRange {BLOCK, BLOCK});
