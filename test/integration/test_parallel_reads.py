@@ -221,6 +221,36 @@ def test_sub_read_handles_cost_no_extra_request(con, rig, big_object, dedicated)
     assert server_requests(rig, split) == {"HeadObject": 1, "GetObject": 8}
 
 
+@pytest.mark.parametrize("client", ["curl", "httplib"])
+def test_a_first_split_read_waits_for_a_small_range_where_curl_gives_heads_with_bodies(con, rig, big_object, client):
+    """Until the store answered a range of an object exactly, one request of it is in flight (a server that ignores
+    ranges sends the whole object to each). curl hands over an answer's head only with its body: the first piece of
+    a split read asks for its first 64 KiB alone, so the other pieces wait one first byte, not a piece's transfer;
+    httplib hands the head over first, and the piece goes whole. Bytes exact either way."""
+    key, data = big_object
+    con.execute(f"SET httpfs_client_implementation = '{client}'")
+    configure(con, {"enabled": True, "chunk_size_bytes": 1 << 20, "min_bytes": 1 << 20, "max_fanout": 4})
+    con.execute("SET httpfs2_read_ahead_enabled = false")
+    con.execute("CALL enable_logging('HTTP')")
+    offset, length = 3 << 20, 4 << 20
+    got = con.execute("SELECT httpfs2_read_range(?, ?, ?)", [rig.url(key), offset, length]).fetchone()[0]
+    assert got == data[offset : offset + length]
+    con.execute("CALL disable_logging()")
+    logged = con.execute("SELECT request.headers FROM duckdb_logs_parsed('HTTP') WHERE request.type = 'GET'").fetchall()
+    ranges = sorted(
+        tuple(int(end) for end in value.split("=")[1].split("-"))
+        for (headers,) in logged
+        for name, value in headers.items()
+        if name.lower() == "range"
+    )
+    probe = (offset, offset + 65536 - 1)
+    pieces = [(start, start + (1 << 20) - 1) for start in range(offset, offset + length, 1 << 20)]
+    if client == "curl":
+        assert ranges == [probe, (offset + 65536, pieces[0][1])] + pieces[1:], ranges
+    else:
+        assert ranges == pieces, ranges
+
+
 def test_httpfs2s_own_requests_are_in_duckdbs_http_log_without_credentials(con, rig, big_object):
     """Every GET httpfs2 sends itself is in DuckDB's HTTP log as httpfs's requests are (a user who debugs with the log
     sees what went over the wire), with its signature and no credential."""

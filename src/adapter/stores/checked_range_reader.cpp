@@ -110,6 +110,7 @@ std::shared_ptr<CheckedRangeReader> CheckedRangeReader::For(const string &path, 
 		std::shared_ptr<CheckedRangeReader> reader(
 		    new CheckedRangeReader(path, store, version, std::move(params), stats));
 		reader->log = std::move(log);
+		reader->heads_before_body = http.GetName() == "HTTPFS"; // httpfs's httplib client; curl's is HTTPFS-Curl
 		if (store == Store::S3) {
 			reader->credentials.reset(new S3CredentialSource(path, std::move(credentials), opener));
 		}
@@ -327,7 +328,7 @@ uint64_t CheckedRangeReader::TailPieceLength() {
 void CheckedRangeReader::Read(const ByteRange &range, char *destination) {
 	CacheKey key;
 	if (!cache_on || !CacheKeyOf(key)) {
-		ReadFromStore(range, destination);
+		ReadFromStore(range, destination, true);
 		return;
 	}
 	auto size = Expected().size;
@@ -335,7 +336,7 @@ void CheckedRangeReader::Read(const ByteRange &range, char *destination) {
 		return;
 	}
 	auto fetch = [this](const ByteRange &span, char *bytes, CacheKey &proven) {
-		ReadFromStore(span, bytes);
+		ReadFromStore(span, bytes, true);
 		CacheKeyOf(proven);
 	};
 	bool kept = InterruptingCancelledWaits(
@@ -395,7 +396,7 @@ bool CheckedRangeReader::ReadNarrow(const ByteRange &range, char *destination) {
 	return true;
 }
 
-void CheckedRangeReader::ReadFromStore(const ByteRange &range, char *destination) {
+void CheckedRangeReader::ReadFromStore(const ByteRange &range, char *destination, bool beside_others) {
 	if (!ranges_confirmed) {
 		std::unique_lock<std::mutex> guard(probe_lock);
 		auto failed_before = probes_failed.load();
@@ -409,7 +410,7 @@ void CheckedRangeReader::ReadFromStore(const ByteRange &range, char *destination
 			guard.unlock();
 			std::exception_ptr failure;
 			try {
-				ReadWithRetries(range, destination);
+				ReadAsProbe(range, destination, beside_others);
 			} catch (ReadsDeclined &) {
 				failure = std::current_exception(); // the waiters find the fallback set and are declined too
 			} catch (...) {
@@ -430,6 +431,15 @@ void CheckedRangeReader::ReadFromStore(const ByteRange &range, char *destination
 		}
 	}
 	ReadWithRetries(range, destination);
+}
+
+void CheckedRangeReader::ReadAsProbe(const ByteRange &range, char *destination, bool beside_others) {
+	if (!beside_others || heads_before_body || range.length < 2 * PROBE_BYTES) {
+		ReadWithRetries(range, destination);
+		return;
+	}
+	ReadWithRetries(ByteRange {range.offset, PROBE_BYTES}, destination); // its exact answer confirms the ranges
+	ReadWithRetries(ByteRange {range.offset + PROBE_BYTES, range.length - PROBE_BYTES}, destination + PROBE_BYTES);
 }
 
 void CheckedRangeReader::ConfirmRanges() {

@@ -82,6 +82,10 @@ public:
 	//! handle is open as httpfs's full download holds it, up to this size; a larger one is read as httpfs alone reads
 	//! it.
 	static constexpr uint64_t MAX_WHOLE_OBJECT_BYTES = 64 * 1024 * 1024;
+	//! While ranges are not confirmed, a read sent beside others of at least twice this size, on a client that hands
+	//! over an answer's head only with its body (curl), asks for its first PROBE_BYTES alone: the reads waiting for
+	//! that head then wait one first byte, not a whole piece's transfer (a request more, once per object).
+	static constexpr uint64_t PROBE_BYTES = 64 * 1024;
 
 	//! A reader of `version` of `path`, or null where httpfs2 does not send the GETs itself: no client context, an
 	//! s3:// path or secret that httpfs2 does not address (ResolveS3Object), an http(s):// URL with a matching HTTP
@@ -98,7 +102,8 @@ public:
 	//! another version. Retries what httpfs would (no answer, 5xx, 429, a short body). Until one answer's head showed
 	//! that the server serves ranges of the object, one request is in flight at a time: a server that ignores them
 	//! sends the whole object to each, and the curl client holds each in memory. The others go as soon as that head
-	//! came (206 with the range and version asked for), not after its body: one first-byte wait, not a request more.
+	//! came (206 with the range and version asked for): with httplib before its body; curl hands over the head with
+	//! the body, so a large first read asks for its first PROBE_BYTES alone and then for the rest.
 	//! With a block cache (UseCache), a read whose blocks are all held for the version is served from it with no
 	//! request; otherwise it is fetched widened to whole blocks, which are handed to the cache's background writer
 	//! (the read does not wait for the disk).
@@ -110,8 +115,9 @@ public:
 	bool ReadNarrow(const ByteRange &range, char *destination);
 	//! As Read without the block cache (a buffered handle's window, ReadWindow: httpfs's handle asks a window in one
 	//! request, at most ReadWindow::MAX_BYTES); while the path's ranges are not confirmed, after the request in flight
-	//! alone.
-	void ReadFromStore(const ByteRange &range, char *destination);
+	//! alone. `beside_others`: the read is one of several sent at once (pieces of a split or of DuckDB 2.0's async
+	//! reads), which may wait for its head (PROBE_BYTES).
+	void ReadFromStore(const ByteRange &range, char *destination, bool beside_others = false);
 
 	//! The block cache's key of `version` of `path`: its strong ETag and size, else its size and Last-Modified; false
 	//! when neither names it, or for a URL with a query (it may carry a token, and keys are written to disk).
@@ -145,6 +151,8 @@ private:
 
 	//! An answer's head showed the server serves ranges of the path: the requests waiting for it go.
 	void ConfirmRanges();
+	//! The read sent while ranges are not confirmed (see PROBE_BYTES).
+	void ReadAsProbe(const ByteRange &range, char *destination, bool beside_others);
 	//! Turns the cache off for this reader, telling `warn_cache_failed` once: the cache refused blocks.
 	void CacheRefused();
 	//! The bytes at the object's end kept as its tail piece: what DuckDB reads first of a Parquet file of its size.
@@ -203,6 +211,8 @@ private:
 	std::atomic<ReadFallback> fallback {ReadFallback::NONE};
 	//! The connection's auto_fallback_to_full_download when the reader was made.
 	bool full_download_allowed = true;
+	//! Whether the client calls the response handler as the head arrives (httplib), not once the body is in (curl).
+	bool heads_before_body = false;
 	std::atomic<bool> ranges_confirmed {false};
 	//! While ranges are not confirmed, one request is in flight (`probing`); the others wait on `probe_ended` for
 	//! ranges_confirmed or its end.
