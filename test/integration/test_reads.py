@@ -139,7 +139,8 @@ def test_unsplit_reads_are_checked_gets_that_ask_what_httpfs_asks(con, native_co
     assert counters["reads_passed_through"] == 0, counters
     assert counters["reads_checked"] >= 1 and counters["checked_gets"] >= 1, counters
     # Every GET was one of those reads': the first read of a path not yet proven to serve ranges is sent alone and the
-    # others wait for its answer's head, not for a request more (before, its first 64 KiB went alone, then the rest).
+    # others wait for its answer's head, not for a request more (only a read of 1 MiB or more beside others asks its
+    # first 64 KiB alone where curl hands over heads with bodies: CheckedRangeReader::PROBE_SPLIT_BYTES).
     assert requests["httpfs2"]["GetObject"] == counters["checked_gets"], (requests, counters)
     assert requests["httpfs2"].get("HeadObject") == requests["native"].get("HeadObject"), requests
     if DUCKDB_2:

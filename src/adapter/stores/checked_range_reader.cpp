@@ -434,7 +434,7 @@ void CheckedRangeReader::ReadFromStore(const ByteRange &range, char *destination
 }
 
 void CheckedRangeReader::ReadAsProbe(const ByteRange &range, char *destination, bool beside_others) {
-	if (!beside_others || heads_before_body || range.length < 2 * PROBE_BYTES) {
+	if (!beside_others || heads_before_body || range.length < PROBE_SPLIT_BYTES) {
 		ReadWithRetries(range, destination);
 		return;
 	}

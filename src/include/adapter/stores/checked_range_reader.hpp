@@ -82,10 +82,12 @@ public:
 	//! handle is open as httpfs's full download holds it, up to this size; a larger one is read as httpfs alone reads
 	//! it.
 	static constexpr uint64_t MAX_WHOLE_OBJECT_BYTES = 64 * 1024 * 1024;
-	//! While ranges are not confirmed, a read sent beside others of at least twice this size, on a client that hands
+	//! While ranges are not confirmed, a read sent beside others of at least PROBE_SPLIT_BYTES, on a client that hands
 	//! over an answer's head only with its body (curl), asks for its first PROBE_BYTES alone: the reads waiting for
-	//! that head then wait one first byte, not a whole piece's transfer (a request more, once per object).
+	//! that head then wait one first byte, not a whole piece's transfer (a request more, once per object; a smaller
+	//! read's transfer is short beside a first byte).
 	static constexpr uint64_t PROBE_BYTES = 64 * 1024;
+	static constexpr uint64_t PROBE_SPLIT_BYTES = 1024 * 1024;
 
 	//! A reader of `version` of `path`, or null where httpfs2 does not send the GETs itself: no client context, an
 	//! s3:// path or secret that httpfs2 does not address (ResolveS3Object), an http(s):// URL with a matching HTTP
