@@ -2,12 +2,13 @@
 the size, ETag and Last-Modified httpfs's HEAD would and holds the footer DuckDB reads next; the file then opens at
 that version without a HEAD. Whatever that GET cannot do, httpfs's own open does, with its own errors."""
 
+import os
 import tempfile
 from pathlib import Path
 
 import pytest
 
-from helpers import DUCKDB_2, enable, logged_requests, sha256, stats
+from helpers import DUCKDB_2, blob_sha, enable, logged_requests, sha256, stats
 from test_read_ahead import make_parquet
 from test_reads import error_of
 
@@ -128,3 +129,33 @@ def test_with_version_id_pinning_httpfs_reads_alone(con, native_con, rig):
     counters = stats(con)
     assert counters["version_requests"] == 0 and counters["folder_listings"] == 0, counters
     assert [kind for kind, _ in httpfs_requests(con)].count("HEAD") == 1
+
+
+@pytest.mark.parametrize("size", [40_000, (6 << 20) + 12345], ids=["smaller_than_the_tail", "larger"])
+def test_another_file_opens_from_a_small_tail_where_the_host_reads_its_pieces_at_once(con, native_con, rig, size):
+    """DuckDB 2.0 reads a remote file's pieces side by side (async_threads). A file that is not Parquet, opened without
+    metadata, then opens from its last 64 KiB: a GET in place of httpfs's HEAD, which shows that the store serves
+    ranges of the object, so no piece waits for another's answer to show it; a file smaller than that is all in it.
+    DuckDB 1.5 reads one piece at a time: the file opens with httpfs's HEAD."""
+    key = f"first_open/other-{size}.bin"
+    data = os.urandom(size)
+    rig.put_object(key, data)
+    for connection in (con, native_con):
+        connection.execute("CALL enable_logging('HTTP')")
+    assert blob_sha(native_con, rig.url(key)) == sha256(data)
+    enable(con)
+    assert blob_sha(con, rig.url(key)) == sha256(data)
+    ours, native = logged_requests(con), logged_requests(native_con)
+    tails = [byte_range for kind, byte_range, _ in ours if kind == "GET" and byte_range.startswith("bytes=-")]
+    heads = [kind for kind, _, _ in ours].count("HEAD")
+    if not DUCKDB_2:
+        assert (tails, heads) == ([], 1), ours
+        return
+    assert (tails, heads) == (["bytes=-65536"], 0), ours
+    assert stats(con)["version_requests"] == 1
+    if size <= 65536:
+        assert len(ours) == 1, ours
+    else:
+        # The HEAD's place taken, no request more: the pieces as 2.0 alone reads them, short of what the tail holds
+        # (a last piece within it is not asked for).
+        assert len(ours) <= len(native), (ours, native)

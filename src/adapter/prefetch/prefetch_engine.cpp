@@ -5,7 +5,6 @@
 #include "adapter/common/session_settings.hpp"
 #include "adapter/compat/duckdb_api.hpp"
 #include "adapter/stores/cache_use.hpp"
-#include "adapter/stores/s3_tails.hpp"
 #include "core/formats/manifest_list.hpp"
 #include "core/formats/parquet_layout.hpp"
 #include "core/prefetch/prefetch_executor.hpp"
@@ -218,7 +217,7 @@ void PrefetchEngine::FetchForOpen(const OpenPrediction &prediction, optional_ptr
 		return; // its open is trusted and reads its footer from the cache: no request to make ahead of it
 	}
 	TailSend send;
-	uint64_t bytes = S3Tails::TAIL_BYTES;
+	uint64_t bytes = RemoteStore::FOOTER_TAIL_BYTES;
 	if (whole) {
 		ObjectVersion listed;
 		listed.size = bytes = prediction.length;

@@ -274,11 +274,18 @@ unique_ptr<ReadHandle> ReadOpener::OpenFromTail(const string &path, duckdb::File
 	// of it or is completed from its start, and names the manifests to fetch next). A Parquet file opened without
 	// metadata is opened so only at its first open in a query when no footer of it is remembered (otherwise a HEAD is
 	// all the open waits for); a catalog's file and a manifest list always are (its GET takes the HEAD's round trip).
+	// Any other file opened without metadata opens from a small tail where the host reads pieces of it at once (DuckDB
+	// 2.0's async reads): the GET stands in for the HEAD and shows that the store serves ranges of the object, so its
+	// pieces need not wait for one of them to show it (CheckedRangeReader::PROBE_BYTES). Not with the block cache on,
+	// whose blocks its reads fill whole.
 	bool manifest_list = ManifestList::IsManifestList(path);
+	bool parquet = IsParquetPath(path);
+	bool other =
+	    !parquet && !manifest_list && catalog_size == 0 && settings.host_reads.streams > 1 && !settings.cache_enabled;
 	ObjectTail tail;
-	if ((!IsParquetPath(path) && !manifest_list) ||
-	    (catalog_size == 0 && !manifest_list && read_ahead.RemembersFooterOf(path)) ||
-	    !store.FetchTail(path, opener, tail)) {
+	if ((!parquet && !manifest_list && !other) ||
+	    (catalog_size == 0 && parquet && read_ahead.RemembersFooterOf(path)) ||
+	    !store.FetchTail(path, opener, other ? RemoteStore::OTHER_TAIL_BYTES : RemoteStore::FOOTER_TAIL_BYTES, tail)) {
 		return nullptr;
 	}
 	if (catalog_size != 0 && tail.version.size != catalog_size) {

@@ -17,6 +17,9 @@ using duckdb::FileOpener;
 using duckdb::optional_ptr;
 using std::string;
 
+constexpr uint64_t RemoteStore::FOOTER_TAIL_BYTES;
+constexpr uint64_t RemoteStore::OTHER_TAIL_BYTES;
+
 namespace {
 
 //! A store whose range GETs httpfs2 sends and checks itself (CheckedRangeReader), remembering per wrapped filesystem
@@ -55,12 +58,12 @@ public:
 		return true;
 	}
 
-	bool FetchTail(const string &path, optional_ptr<FileOpener> opener, ObjectTail &tail) override {
+	bool FetchTail(const string &path, optional_ptr<FileOpener> opener, uint64_t length, ObjectTail &tail) override {
 		auto now = NowSeconds();
 		if (now < tails_paused_until || PinsVersionIds(opener)) {
 			return false;
 		}
-		if (S3Tails::Fetch(path, opener, stats, streams, tail)) {
+		if (S3Tails::Fetch(path, opener, stats, streams, length, tail)) {
 			failed_tails = 0;
 			return true;
 		}
@@ -75,7 +78,7 @@ public:
 		// A tail fetched ahead that fails leaves the open to its own tail GET, which counts the failures.
 		return NowSeconds() < tails_paused_until || PinsVersionIds(opener)
 		           ? nullptr
-		           : S3Tails::Prepare(path, opener, stats, streams);
+		           : S3Tails::Prepare(path, opener, stats, streams, FOOTER_TAIL_BYTES);
 	}
 
 	bool ListsFolders() const override {

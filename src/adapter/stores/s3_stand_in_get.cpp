@@ -5,6 +5,7 @@
 #include "core/requests/s3_request.hpp"
 #include "duckdb/main/client_context.hpp"
 
+#include <algorithm>
 #include <chrono>
 
 namespace httpfs2 {
@@ -35,7 +36,9 @@ std::shared_ptr<S3StandInGet> S3StandInGet::For(duckdb::ClientContext &context, 
 	auto params = QuietParams(duckdb::HTTPUtil::Get(*context.db), path, opener, &get->log);
 	get->backoff = RetryBackoffOf(*params);
 	get->max_attempts = params->retries + 1;
-	params->timeout = timeout_seconds;
+	// It stands in for a request of httpfs's: never longer than httpfs would wait for that one.
+	uint64_t httpfs_seconds = params->timeout + (params->timeout_usec > 0 ? 1 : 0);
+	params->timeout = httpfs_seconds == 0 ? timeout_seconds : std::min(timeout_seconds, httpfs_seconds);
 	params->timeout_usec = 0;
 	params->retries = 0;
 	get->params = std::move(params);

@@ -11,7 +11,6 @@ using duckdb::FileOpener;
 using duckdb::optional_ptr;
 using std::string;
 
-constexpr uint64_t S3Tails::TAIL_BYTES;
 constexpr uint64_t S3Tails::TAIL_TIMEOUT_SECONDS;
 
 static bool TailFromResponse(const duckdb::HTTPResponse &response, string body, ObjectTail &tail) {
@@ -28,7 +27,7 @@ static bool TailFromResponse(const duckdb::HTTPResponse &response, string body, 
 }
 
 TailSend S3Tails::Prepare(const string &path, optional_ptr<FileOpener> opener, IoStats &stats,
-                          StreamController &streams) {
+                          StreamController &streams, uint64_t length) {
 	try {
 		auto context = FileOpener::TryGetClientContext(opener);
 		S3Credentials credentials;
@@ -41,29 +40,29 @@ TailSend S3Tails::Prepare(const string &path, optional_ptr<FileOpener> opener, I
 		auto request = S3StandInGet::For(*context, path, opener, std::move(credentials), TAIL_TIMEOUT_SECONDS,
 		                                 ReadThrottleListeners(*context, stats, &streams, path), stats,
 		                                 Counter::VERSION_REQUESTS, true);
-		return [address, request](ObjectTail &tail) {
-			return SendTailGet(address, *request, tail);
+		return [address, request, length](ObjectTail &tail) {
+			return SendTailGet(address, *request, length, tail);
 		};
 	} catch (std::exception &) {
 		return nullptr;
 	}
 }
 
-bool S3Tails::SendTailGet(const S3Address &address, S3StandInGet &request, ObjectTail &tail) {
+bool S3Tails::SendTailGet(const S3Address &address, S3StandInGet &request, uint64_t length, ObjectTail &tail) {
 	auto answer = request.Send(
-	    [address](const S3Credentials &credentials) {
+	    [address, length](const S3Credentials &credentials) {
 		    return std::make_pair(address.Url(),
-		                          SignedS3RangeGet(credentials, address, "bytes=-" + std::to_string(TAIL_BYTES)));
+		                          SignedS3RangeGet(credentials, address, "bytes=-" + std::to_string(length)));
 	    },
-	    TAIL_BYTES);
+	    length);
 	tail.first_byte_seconds = answer.first_byte_seconds;
 	tail.seconds = answer.seconds;
 	return answer.response && TailFromResponse(*answer.response, std::move(answer.body), tail);
 }
 
 bool S3Tails::Fetch(const string &path, optional_ptr<FileOpener> opener, IoStats &stats, StreamController &streams,
-                    ObjectTail &tail) {
-	auto send = Prepare(path, opener, stats, streams);
+                    uint64_t length, ObjectTail &tail) {
+	auto send = Prepare(path, opener, stats, streams, length);
 	return send && send(tail);
 }
 

@@ -60,12 +60,18 @@ public:
 	//! Forgets what the query looked up of `path` (it is being written).
 	virtual void ForgetVersion(const std::string &path, duckdb::optional_ptr<duckdb::FileOpener> opener) {
 	}
+	//! A Parquet file's tail: DuckDB 1.5.5's largest first footer read (ParquetFooter::DuckDBTailReadSize).
+	static constexpr uint64_t FOOTER_TAIL_BYTES = 256 * 1024;
+	//! Another file's, where it opens from its tail (ReadOpener): its version, and all of a small file.
+	static constexpr uint64_t OTHER_TAIL_BYTES = 64 * 1024;
 	//! A Parquet file's first open in a query is a GET of its tail (FetchTail), whose answer gives the version.
 	virtual bool OpensFromTail() const {
 		return false;
 	}
-	//! False (never throws) when the store cannot give it now; the open then goes to the filesystem.
-	virtual bool FetchTail(const std::string &path, duckdb::optional_ptr<duckdb::FileOpener> opener, ObjectTail &tail) {
+	//! The object's last `length` bytes (all of a smaller one). False (never throws) when the store cannot give it
+	//! now; the open then goes to the filesystem.
+	virtual bool FetchTail(const std::string &path, duckdb::optional_ptr<duckdb::FileOpener> opener, uint64_t length,
+	                       ObjectTail &tail) {
 		return false;
 	}
 	//! FetchTail's GET prepared now and sent later, on any thread (a tail fetched ahead of the file's open); null when

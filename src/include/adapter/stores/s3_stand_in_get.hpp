@@ -47,9 +47,10 @@ public:
 	};
 
 	//! A stand-in for `path` signed with `credentials` (as ResolveS3Object read them through `opener`, whose
-	//! connection is where they are looked up again), each attempt within `timeout_seconds`; `listeners` hear of
-	//! throttled answers, `counted` is added to `stats` for each attempt. Hedged where the open's settings hedge reads
-	//! (httpfs2_hedge_reads) and `hedged`.
+	//! connection is where they are looked up again), each attempt within `timeout_seconds` (httpfs's http_timeout
+	//! where shorter: it stands in for a request of httpfs's); `listeners` hear of throttled answers, `counted` is
+	//! added to `stats` for each attempt. Hedged where the open's settings hedge reads (httpfs2_hedge_reads) and
+	//! `hedged`.
 	static std::shared_ptr<S3StandInGet> For(duckdb::ClientContext &context, const std::string &path,
 	                                         duckdb::optional_ptr<duckdb::FileOpener> opener, S3Credentials credentials,
 	                                         uint64_t timeout_seconds, ThrottleListeners listeners, IoStats &stats,

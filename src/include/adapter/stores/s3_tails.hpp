@@ -26,8 +26,6 @@ namespace httpfs2 {
 
 class S3Tails {
 public:
-	//! Bytes asked for: DuckDB 1.5.5's largest first footer read (ParquetFooter::DuckDBTailReadSize).
-	static constexpr uint64_t TAIL_BYTES = 256 * 1024;
 	//! How long an attempt of the tail may take: it replaces a HEAD, and a store that stalls it must not make the open
 	//! wait httpfs's http_timeout before the HEAD is sent.
 	static constexpr uint64_t TAIL_TIMEOUT_SECONDS = 2;
@@ -38,16 +36,17 @@ public:
 	//! error. The caller then opens the file as it would without httpfs2, and httpfs reports what is wrong.
 	//! Sent as S3StandInGet sends (a throttled answer told to `streams`, the reads', and sent again after a wait; a
 	//! refusal of its credentials signed again once with the secret's fresh ones; hedged when its answer is late).
+	//! `length`: the bytes asked for (RemoteStore::FOOTER_TAIL_BYTES for a Parquet footer).
 	static bool Fetch(const std::string &path, duckdb::optional_ptr<duckdb::FileOpener> opener, IoStats &stats,
-	                  StreamController &streams, ObjectTail &tail);
+	                  StreamController &streams, uint64_t length, ObjectTail &tail);
 
 	//! Fetch's request signed and ready to send (TailSend); `stats` and `streams` must outlive it. Null where Fetch
 	//! would return false before sending anything.
 	static TailSend Prepare(const std::string &path, duckdb::optional_ptr<duckdb::FileOpener> opener, IoStats &stats,
-	                        StreamController &streams);
+	                        StreamController &streams, uint64_t length);
 
 private:
-	static bool SendTailGet(const S3Address &address, S3StandInGet &request, ObjectTail &tail);
+	static bool SendTailGet(const S3Address &address, S3StandInGet &request, uint64_t length, ObjectTail &tail);
 };
 
 } // namespace httpfs2
