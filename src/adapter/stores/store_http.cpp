@@ -77,7 +77,7 @@ ThrottleListeners ReadThrottleListeners(duckdb::ClientContext &context, IoStats 
 	listeners.stats = &stats;
 	listeners.streams = streams;
 	listeners.hedges = &state->hedges;
-	listeners.gate = &state->request_gates.For(path);
+	listeners.gate = state->request_gates.For(path, StreamController::Now());
 	return listeners;
 }
 

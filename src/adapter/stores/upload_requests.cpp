@@ -36,7 +36,7 @@ std::unique_ptr<UploadRequests> UploadRequests::For(const string &path, duckdb::
 	requests->throttle_listeners.stats = &stats;
 	requests->throttle_listeners.streams = &state->upload_budget->streams;
 	requests->throttle_listeners.hedges = &state->upload_hedges;
-	requests->throttle_listeners.gate = &state->request_gates.For(path);
+	requests->throttle_listeners.gate = state->request_gates.For(path, StreamController::Now());
 	return requests;
 }
 
