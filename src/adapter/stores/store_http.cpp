@@ -81,6 +81,14 @@ ThrottleListeners ReadThrottleListeners(duckdb::ClientContext &context, IoStats 
 	return listeners;
 }
 
+std::function<bool()> QueryCancelled(duckdb::ClientContext &context) {
+	duckdb::weak_ptr<duckdb::ClientContext> connection = context.shared_from_this();
+	return [connection]() {
+		auto live = connection.lock();
+		return !live || compat::Interrupted(*live);
+	};
+}
+
 int HttpStatusOf(const std::exception &error) {
 	duckdb::ErrorData data(error);
 	auto status = data.ExtraInfo().find("status_code");
