@@ -22,6 +22,7 @@ from hostile import (
     HTTP_TIMEOUT,
     HTTPFS2_IMPLS,
     IMPLS,
+    INTERRUPT_LIMIT,
     PREFIX,
     QUERY_LIMIT,
     Db,
@@ -904,6 +905,44 @@ def test_an_interrupt_ends_a_read_waiting_out_throttled_retries(request, connect
     assert throttled >= 1, "no GET was throttled"
     assert outcome.ended_by == "interrupt", outcome.text()
     assert outcome.interrupt_seconds is not None and outcome.interrupt_seconds < 1.0, outcome.text()
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_an_interrupt_ends_the_throttled_retries_of_a_copys_parts(request, connect, rig, hostile_s3, client):
+    """Every UploadPart throttled, with retries that wait long (http_retry_wait_ms = 2000): the COPY is interrupted
+    after 2 s. The parts' attempts and their waits at the prefix's gate ask whether the query was interrupted, as a
+    read's do: no part is sent again once the query has ended, and the upload is aborted, with no multipart upload
+    left open (before: each part went on through its attempts in the background, its upload open meanwhile). The
+    abort waits its turn at the gate the throttled parts slowed, which the query may wait for."""
+    abort_open_uploads(rig)
+    key = f"{PREFIX}uploads/throttled-parts-{client}.csv"
+    db = writer(connect, "httpfs2", client)
+    db.con.execute("SET http_retries = 8; SET http_retry_wait_ms = 2000; SET http_retry_backoff = 2")
+    hostile_s3.reset()
+    hostile_s3.slow_down_kinds = {"part"}
+    hostile_s3.slow_down_first = 1000
+    hostile_s3.mode = "slow_down"
+    try:
+        outcome = db.run(f"COPY ({UPLOAD_ROWS}) TO '{rig.url(key)}' (FORMAT csv)", limit=2.0, proxy=hostile_s3)
+        at_end = hostile_s3.counts.get("hit:slow_down:part", 0)
+        left_open = []
+        for _ in range(50):  # the abort waits its turn at the gate
+            left_open = [upload["Key"] for upload in open_multipart_uploads(rig)]
+            if not left_open:
+                break
+            time.sleep(0.1)
+        time.sleep(1.0)
+        later = hostile_s3.counts.get("hit:slow_down:part", 0)
+    finally:
+        hostile_s3.mode = "normal"
+    report(request, outcome=outcome.text(), throttled_parts=at_end, throttled_after=later - at_end)
+    assert at_end >= 1, "no part was throttled"
+    assert later == at_end, f"{later - at_end} parts sent again after the query ended"
+    assert outcome.ended_by == "interrupt", outcome.text()
+    assert outcome.interrupt_seconds is not None and outcome.interrupt_seconds < INTERRUPT_LIMIT, outcome.text()
+    assert left_open == [], f"multipart uploads left open: {left_open}"
+    with pytest.raises(rig.s3.exceptions.NoSuchKey):
+        stored(rig, key)
 
 
 def test_one_failed_completion_of_a_partitioned_copy_fails_it_naming_the_file(connect, rig, hostile_s3, tmp_path):

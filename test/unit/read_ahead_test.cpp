@@ -1,5 +1,6 @@
 // Read-ahead against a simulated object store: first-byte latency, per-request bandwidth, failures, and a log of
 // every request, so tests check bytes, request counts and memory rather than timings.
+#include "core/formats/parquet_knowledge.hpp"
 #include "core/read_ahead/object_read_ahead.hpp"
 #include "core/read_ahead/read_ahead_registry.hpp"
 
@@ -109,6 +110,20 @@ ReadAheadTuning Tuning(uint64_t max_ahead, uint64_t merge_gap = 16 * KiB) {
 	return tuning;
 }
 
+//! Read-ahead of a file with Parquet's knowledge, as the adapter makes it.
+std::shared_ptr<ObjectReadAhead> ParquetObject(IoPool &pool, MemoryBudget &budget, IoStats &stats, CostModel &model,
+                                               uint64_t size, ObjectReadAhead::Fetcher fetcher,
+                                               std::shared_ptr<PatternMemory> patterns = nullptr,
+                                               const std::string &dataset = std::string()) {
+	std::unique_ptr<FormatKnowledge> parquet(new ParquetKnowledge(size, std::move(patterns), dataset));
+	return std::make_shared<ObjectReadAhead>(pool, budget, stats, model, size, std::move(fetcher), std::move(parquet));
+}
+
+//! The Parquet layout `object` learnt, or null.
+std::shared_ptr<const ParquetLayout> ParquetLayoutOf(const ObjectReadAhead &object) {
+	return std::dynamic_pointer_cast<const ParquetLayout>(object.Layout());
+}
+
 //! What the adapter does for one read: predict, serve, read the gaps from the store directly.
 void ReaderRead(ReadAheadReader &reader, SimulatedStore &store, const ReadAheadTuning &tuning, uint64_t offset,
                 uint64_t length, std::vector<char> &out, ServeResult *result = nullptr) {
@@ -131,7 +146,7 @@ struct Fixture {
 	Fixture(uint64_t size, uint64_t budget_bytes = 256 * MiB, size_t threads = 8,
 	        std::chrono::microseconds latency = std::chrono::microseconds(2000), double bandwidth = 400e6)
 	    : budget(budget_bytes), pool(threads), store(size, latency, bandwidth),
-	      object(std::make_shared<ObjectReadAhead>(pool, budget, stats, model, size, store.Fetcher())),
+	      object(ParquetObject(pool, budget, stats, model, size, store.Fetcher())),
 	      reader(new ReadAheadReader(object)) {
 	}
 	~Fixture() {
@@ -561,7 +576,7 @@ TEST(ObjectReadAhead, SegmentsComeFromTheBudgetsAllocatorAndAllGoBack) {
 	IoStats stats;
 	CostModel model;
 	SimulatedStore store(8 * MiB, std::chrono::microseconds(500), 400e6);
-	auto object = std::make_shared<ObjectReadAhead>(pool, budget, stats, model, store.data.size(), store.Fetcher());
+	auto object = ParquetObject(pool, budget, stats, model, store.data.size(), store.Fetcher());
 	ReadAheadReader reader(object);
 	auto tuning = Tuning(2 * MiB);
 	std::vector<char> out;
@@ -671,11 +686,11 @@ TEST(ObjectReadAhead, AFetcherThatDeclinesLeavesTheReadToTheReader) {
 	Fixture fixture(8 * MiB);
 	auto declined = std::make_shared<std::atomic<int>>(0);
 	fixture.object->Close();
-	fixture.object = std::make_shared<ObjectReadAhead>(fixture.pool, fixture.budget, fixture.stats, fixture.model,
-	                                                   8 * MiB, [declined](const ByteRange &, char *) {
-		                                                   (*declined)++;
-		                                                   throw FetchDeclined("ranges ignored");
-	                                                   });
+	fixture.object = ParquetObject(fixture.pool, fixture.budget, fixture.stats, fixture.model, 8 * MiB,
+	                               [declined](const ByteRange &, char *) {
+		                               (*declined)++;
+		                               throw FetchDeclined("ranges ignored");
+	                               });
 	fixture.reader.reset(new ReadAheadReader(fixture.object));
 	auto tuning = Tuning(4 * MiB);
 	std::vector<char> out;
@@ -877,9 +892,7 @@ struct DatasetFiles {
 	std::shared_ptr<ObjectReadAhead> Add(SimulatedStore *&store) {
 		stores.emplace_back(new SimulatedStore(bytes, std::chrono::microseconds(1000)));
 		store = stores.back().get();
-		auto object = std::make_shared<ObjectReadAhead>(pool, budget, stats, model, size, store->Fetcher());
-		object->SharePatterns(patterns, "s3://bucket/dataset/");
-		return object;
+		return ParquetObject(pool, budget, stats, model, size, store->Fetcher(), patterns, "s3://bucket/dataset/");
 	}
 };
 
@@ -897,7 +910,7 @@ TEST(ObjectReadAhead, AFooterFetchedAheadStartsTheFirstRowGroupWithTheDatasetsPa
 	std::vector<char> out;
 	ReadAheadReader first_reader(first);
 	ReaderRead(first_reader, *first_store, tuning, size - tail, tail, out);
-	auto layout = first->Layout();
+	auto layout = ParquetLayoutOf(*first);
 	ASSERT_NE(layout, nullptr);
 	auto chunk = layout->row_groups[0].columns[1];
 	ReaderRead(first_reader, *first_store, tuning, chunk.offset, chunk.length, out);
@@ -958,7 +971,7 @@ TEST(ObjectReadAhead, AFooterFetchedBeforeTheDatasetHadAPatternFetchesWhatThePat
 	{
 		ReadAheadReader gone(fourth);
 		ReaderRead(gone, *fourth_store, tuning, size - tail, tail, out);
-		auto read = fourth->Layout()->row_groups[0].columns[1];
+		auto read = ParquetLayoutOf(*fourth)->row_groups[0].columns[1];
 		ReaderRead(gone, *fourth_store, tuning, read.offset, read.length, out);
 	}
 	// What the reader's own reads started ahead ends first: only what the pattern adds later is counted.
@@ -967,7 +980,7 @@ TEST(ObjectReadAhead, AFooterFetchedBeforeTheDatasetHadAPatternFetchesWhatThePat
 
 	ReadAheadReader first_reader(first);
 	ReaderRead(first_reader, *first_store, tuning, size - tail, tail, out);
-	auto chunk = first->Layout()->row_groups[0].columns[1];
+	auto chunk = ParquetLayoutOf(*first)->row_groups[0].columns[1];
 	ReaderRead(first_reader, *first_store, tuning, chunk.offset, chunk.length, out);
 
 	// The first file's pattern starts the second file's first row group, on its own.
@@ -1067,7 +1080,7 @@ struct RegistryParts {
 	RegistryParts(uint64_t size_p, std::chrono::microseconds latency) : size(size_p), store(size_p, latency, 1e9) {
 	}
 	std::shared_ptr<ObjectReadAhead> Create(ObjectReadAhead::Fetcher fetcher) {
-		return std::make_shared<ObjectReadAhead>(pool, budget, stats, model, size, std::move(fetcher));
+		return ParquetObject(pool, budget, stats, model, size, std::move(fetcher));
 	}
 	std::shared_ptr<ObjectReadAhead> Create() {
 		return Create(store.Fetcher());

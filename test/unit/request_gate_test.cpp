@@ -128,16 +128,16 @@ TEST(RequestGate, APrefixPastItsRateSettlesNearIt) {
 //! A wait at the gate is a wait of the request's attempts: slept in slices while a cancel check is set, ended within
 //! one once the query is cancelled, and counted in the stats.
 TEST(RequestGate, ACancelledWaitAtTheGateEndsWithinASlice) {
-	RequestGate gate;
+	auto gate = std::make_shared<RequestGate>();
 	auto now = StreamController::Now(); // the clock RequestAttempts asks the gate with
 	for (int i = 0; i < 3; i++) {
-		gate.Throttled(now); // nothing admitted: held to the lowest rate, a second between requests
+		gate->Throttled(now); // nothing admitted: held to the lowest rate, a second between requests
 	}
-	gate.Admit(now); // the next request is admitted a second from now
+	gate->Admit(now); // the next request is admitted a second from now
 	IoStats stats;
 	ThrottleListeners listeners;
 	listeners.stats = &stats;
-	listeners.gate = &gate;
+	listeners.gate = gate;
 	RequestAttempts attempts(RetryBackoff {100, 4, 1000}, 4, listeners);
 	std::vector<int64_t> slept;
 	attempts.sleep = [&](std::chrono::milliseconds wait) {
@@ -168,7 +168,46 @@ TEST(RequestGate, APrefixIsAPathsFolder) {
 	EXPECT_EQ(RequestGates::PrefixOf("https://host/a/b.csv?sig=x/y"), "https://host/a");
 	EXPECT_EQ(RequestGates::PrefixOf("s3://bucket/file"), "s3://bucket");
 	RequestGates gates;
-	EXPECT_EQ(&gates.For("s3://b/d/one"), &gates.For("s3://b/d/two"));
-	EXPECT_NE(&gates.For("s3://b/d/one"), &gates.For("s3://b/e/one"));
-	EXPECT_NE(&gates.For("s3://b/d/one"), &gates.For("r2://b/d/one"));
+	EXPECT_EQ(gates.For("s3://b/d/one", 0), gates.For("s3://b/d/two", 0));
+	EXPECT_NE(gates.For("s3://b/d/one", 0), gates.For("s3://b/e/one", 0));
+	EXPECT_NE(gates.For("s3://b/d/one", 0), gates.For("r2://b/d/one", 0));
+}
+
+//! Gates are not kept forever: once more than KEPT_GATES are, a lookup drops those no one holds that were idle for a
+//! minute. A gate held, one looked up or used lately, and one still holding its prefix to a rate stay, with what
+//! they learnt.
+TEST(RequestGates, GatesIdleForAMinuteAreDroppedWhenManyAreKept) {
+	RequestGates gates;
+	auto held = gates.For("s3://b/held/x", 0);
+	for (size_t i = 0; i < RequestGates::KEPT_GATES - 3; i++) {
+		gates.For("s3://b/idle" + std::to_string(i) + "/x", 0);
+	}
+	// Looked up at first, used (an answer passed) 30 seconds in.
+	gates.For("s3://b/used/x", 0)->Passed(30);
+	// Throttled 55 seconds in: held to a rate.
+	auto throttled = gates.For("s3://b/throttled/x", 0);
+	for (int i = 0; i < 5; i++) {
+		throttled->Throttled(55);
+	}
+	ASSERT_TRUE(throttled->Limited());
+	throttled.reset();
+	ASSERT_EQ(gates.Size(), RequestGates::KEPT_GATES);
+	// At the bound nothing is swept, however idle: a lookup of a kept gate 70 seconds in.
+	gates.For("s3://b/idle0/x", 70);
+	EXPECT_EQ(gates.Size(), RequestGates::KEPT_GATES);
+
+	// One more, 80 seconds in: the gates idle since the start go.
+	gates.For("s3://b/new/x", 80);
+	EXPECT_EQ(gates.Size(), 5u) << "held, idle0 (looked up at 70), used, throttled and the new one";
+	EXPECT_EQ(gates.For("s3://b/held/x", 80), held) << "a held gate is the one its holder has";
+	EXPECT_TRUE(gates.For("s3://b/throttled/x", 80)->Limited()) << "a gate used lately keeps its rate";
+	EXPECT_EQ(gates.Size(), 5u);
+
+	// Much later, lookups past the bound find all but the held gate idle.
+	for (size_t i = 0; i < RequestGates::KEPT_GATES; i++) {
+		gates.For("s3://c/later" + std::to_string(i) + "/x", 1000);
+	}
+	EXPECT_EQ(gates.Size(), 1 + RequestGates::KEPT_GATES) << "the held gate and those looked up at 1000";
+	EXPECT_EQ(gates.For("s3://b/held/x", 1000), held);
+	EXPECT_FALSE(gates.For("s3://b/throttled/x", 1000)->Limited()) << "dropped: its prefix has a new gate";
 }

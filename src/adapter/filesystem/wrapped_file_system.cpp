@@ -522,6 +522,9 @@ void WrappedFileSystem::ExpandGlob(const string &path, const duckdb::FileGlobInp
 	RequestAttempts attempts(params ? RetryBackoffOf(*params) : RetryBackoff(), params ? params->retries + 1 : 1,
 	                         context ? ReadThrottleListeners(*context, *stats, &state->cost_model.streams, path)
 	                                 : ThrottleListeners());
+	if (context) {
+		attempts.CancelWith(QueryCancelled(*context));
+	}
 	auto send = [&](ExpandedGlob &attempt) {
 		try {
 			attempt.list = inner->Glob(path, input, opener);
@@ -543,6 +546,9 @@ void WrappedFileSystem::ExpandGlob(const string &path, const duckdb::FileGlobInp
 		}
 	};
 	if (attempts.Run(expanded, send, [](const ExpandedGlob &) { return false; }) != AttemptOutcome::DONE) {
+		if (attempts.Cancelled()) {
+			throw duckdb::InterruptException();
+		}
 		std::rethrow_exception(expanded.failure);
 	}
 }

@@ -2,6 +2,7 @@
 
 #include "adapter/compat/duckdb_api.hpp"
 #include "adapter/handles/read_ahead_attachment.hpp"
+#include "adapter/stores/checked_range_reader.hpp"
 #include "core/split/range_planner.hpp"
 
 namespace httpfs2 {
@@ -48,6 +49,21 @@ bool ReadHandle::Seekable() {
 bool ReadHandle::Interrupted() const {
 	auto context = client_context.lock();
 	return context && compat::Interrupted(*context);
+}
+
+bool ReadHandle::ReadsDeclined() const {
+	return whole_at_open || ranges_ignored_by_sub_reads || ranges_ignored_by_wrapped ||
+	       (range_reader && range_reader->Fallback() != ReadFallback::NONE);
+}
+
+bool ReadHandle::ReadsThroughRangeReader() const {
+	return range_reader && range_reader->Fallback() == ReadFallback::NONE && !whole_at_open &&
+	       !ranges_ignored_by_sub_reads && !ranges_ignored_by_wrapped;
+}
+
+bool ReadHandle::ReadsWholeObject() const {
+	return whole_object && (whole_at_open || ranges_ignored_by_wrapped ||
+	                        (range_reader && range_reader->Fallback() == ReadFallback::WHOLE_OBJECT));
 }
 
 void ReadHandle::ReadChecked(const ByteRange &range, char *destination, IoStats &stats) {

@@ -5,6 +5,7 @@
 #include "adapter/common/session_settings.hpp"
 #include "adapter/handles/internal_opener.hpp"
 #include "adapter/stores/cache_use.hpp"
+#include "core/formats/parquet_knowledge.hpp"
 #include "duckdb/main/client_context.hpp"
 #include "duckdb/main/client_context_state.hpp"
 #include "duckdb/main/client_data.hpp"
@@ -60,11 +61,11 @@ ObjectReadAhead::Fetcher ReadAheadWiring::FetcherFor(const string &path, const O
 
 std::shared_ptr<ObjectReadAhead> ReadAheadWiring::Create(const string &path, const ObjectVersion &version,
                                                          ObjectReadAhead::Fetcher fetch) {
-	auto object = std::make_shared<ObjectReadAhead>(state.io_pool, state.read_ahead_budget, stats, state.cost_model,
-	                                                version.size, std::move(fetch));
 	// Files of one folder share a schema and, within a scan, the columns read.
-	object->SharePatterns(patterns, path.substr(0, path.find_last_of('/') + 1));
-	return object;
+	std::unique_ptr<FormatKnowledge> parquet(
+	    new ParquetKnowledge(version.size, patterns, path.substr(0, path.find_last_of('/') + 1)));
+	return std::make_shared<ObjectReadAhead>(state.io_pool, state.read_ahead_budget, stats, state.cost_model,
+	                                         version.size, std::move(fetch), std::move(parquet));
 }
 
 void ReadAheadWiring::Attach(ReadHandle &handle, optional_ptr<FileOpener> opener) {

@@ -50,7 +50,7 @@ public:
 	void Complete(const string &, const std::vector<string> &parts) override {
 		auto xml = AzureBlockListXml(parts);
 		auto what = "committing the list of " + std::to_string(parts.size()) + " blocks";
-		auto response = Put({{"comp", "blocklist"}}, {}, xml.data(), xml.size(), XML, what);
+		auto response = Put({{"comp", "blocklist"}}, {}, xml.data(), xml.size(), XML, what, true);
 		// Put Block List answers 201 Created with the new blob's ETag; anything else did not make it.
 		if (response->status != duckdb::HTTPStatusCode::Created_201 || !response->HasHeader("ETag")) {
 			throw duckdb::IOException(
@@ -86,9 +86,10 @@ private:
 		return duckdb::Blob::ToBase64(duckdb::string_t(digits));
 	}
 
+	//! A block or a whole blob is data (UploadRequests::SendData); the block list `ends` the upload.
 	duckdb::unique_ptr<duckdb::HTTPResponse> Put(std::vector<HttpHeader> query, std::vector<HttpHeader> ms_headers,
 	                                             const char *data, uint64_t size, const string &content_type,
-	                                             const string &what) {
+	                                             const string &what, bool ends = false) {
 		AzureRequest request;
 		request.verb = "PUT";
 		request.url = url;
@@ -97,16 +98,15 @@ private:
 		request.content_length = size;
 		request.content_type = content_type;
 		duckdb::unique_ptr<duckdb::PutRequestInfo> info;
-		return requests->SendIdempotent(
-		    [&](duckdb::HTTPParams &params, uint64_t &) -> duckdb::BaseRequest & {
-			    // Signed afresh for each attempt (its x-ms-date): a throttled one may wait seconds.
-			    auto authorized = AuthorizeAzureRequest(connection, request);
-			    info = duckdb::make_uniq<duckdb::PutRequestInfo>(authorized.first, authorized.second, params,
-			                                                     reinterpret_cast<duckdb::const_data_ptr_t>(data), size,
-			                                                     content_type);
-			    return *info;
-		    },
-		    what);
+		UploadRequests::MakeRequest make = [&](duckdb::HTTPParams &params, uint64_t &) -> duckdb::BaseRequest & {
+			// Signed afresh for each attempt (its x-ms-date): a throttled one may wait seconds.
+			auto authorized = AuthorizeAzureRequest(connection, request);
+			info = duckdb::make_uniq<duckdb::PutRequestInfo>(authorized.first, authorized.second, params,
+			                                                 reinterpret_cast<duckdb::const_data_ptr_t>(data), size,
+			                                                 content_type);
+			return *info;
+		};
+		return ends ? requests->SendIdempotent(make, what) : requests->SendData(make, what);
 	}
 
 	const std::unique_ptr<UploadRequests> requests;

@@ -29,6 +29,8 @@ static duckdb::unique_ptr<duckdb::HTTPResponse> ProbeBlob(const AzureConnection 
 	auto params = QuietParams(http, path, opener, &log);
 	RequestAttempts attempts(RetryBackoffOf(*params), params->retries + 1,
 	                         ReadThrottleListeners(*context, stats, streams, path));
+	// A cancelled query's probe is given up (the lookup is then UNKNOWN) rather than waited out.
+	attempts.CancelWith(QueryCancelled(*context));
 	params->retries = 0;
 	struct Attempt {
 		duckdb::unique_ptr<duckdb::HTTPResponse> response;

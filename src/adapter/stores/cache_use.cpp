@@ -2,6 +2,7 @@
 
 #include "adapter/stores/checked_range_reader.hpp"
 #include "adapter/compat/duckdb_api.hpp"
+#include "adapter/stores/store_http.hpp"
 #include "core/cache/cached_read.hpp"
 #include "core/formats/parquet_layout.hpp"
 #include "duckdb/logging/logger.hpp"
@@ -60,10 +61,7 @@ void AttachBlockCache(ExtensionState &state, IoStats &stats, CheckedRangeReader 
 	CancelCheck interrupted;
 	if (context) {
 		// A connection gone has no query left to wait for.
-		interrupted = [connection]() {
-			auto live = connection.lock();
-			return !live || compat::Interrupted(*live);
-		};
+		interrupted = QueryCancelled(*context);
 	}
 	reader.UseCache(std::move(cache), warn, std::move(interrupted));
 }

@@ -121,11 +121,7 @@ std::shared_ptr<CheckedRangeReader> CheckedRangeReader::For(const string &path, 
 		}
 		// A query interrupted while a request of its waits out a retry (a throttled wait lasts up to 20 s) stops
 		// within RequestAttempts::CANCEL_SLICE; a connection gone has no query left to read for.
-		duckdb::weak_ptr<duckdb::ClientContext> connection = context->shared_from_this();
-		reader->interrupted = [connection]() {
-			auto live = connection.lock();
-			return !live || compat::Interrupted(*live);
-		};
+		reader->interrupted = QueryCancelled(*context);
 		reader->ranges_confirmed = ranges_confirmed || ranged->Contains(path);
 		reader->ranged = std::move(ranged);
 		reader->clients = UploadConnections::ForUrl(opener, reader->Url());

@@ -43,6 +43,7 @@ std::shared_ptr<S3StandInGet> S3StandInGet::For(duckdb::ClientContext &context, 
 	params->retries = 0;
 	get->params = std::move(params);
 	get->listeners = listeners;
+	get->cancelled = QueryCancelled(context);
 	get->counted = counted;
 	auto state = ExtensionState::Get(*context.db);
 	if (hedged && SettingsFor(opener, *state).hedge_reads) {
@@ -125,6 +126,7 @@ AttemptOutcome S3StandInGet::Judge(const Attempt &attempt) {
 S3StandInGet::Answer S3StandInGet::Send(const Sign &sign, uint64_t max_body) {
 	try {
 		RequestAttempts attempts(backoff, max_attempts, listeners);
+		attempts.CancelWith(cancelled);
 		Attempt attempt;
 		auto send = [&](Attempt &sent) {
 			if (hedges) {

@@ -278,7 +278,7 @@ private:
 	duckdb::unique_ptr<duckdb::HTTPResponse> Put(const Query &query, const char *data, uint64_t size,
 	                                             const string &context) {
 		duckdb::unique_ptr<duckdb::PutRequestInfo> info;
-		return requests->SendIdempotent(
+		return requests->SendData(
 		    [&](duckdb::HTTPParams &params, uint64_t &signed_with) -> duckdb::BaseRequest & {
 			    // Signed afresh for each attempt: a throttled one may wait seconds, and credentials may be refreshed.
 			    auto request = Signed("PUT", query, SigV4Request::UNSIGNED_PAYLOAD, signed_with);

@@ -77,8 +77,16 @@ ThrottleListeners ReadThrottleListeners(duckdb::ClientContext &context, IoStats 
 	listeners.stats = &stats;
 	listeners.streams = streams;
 	listeners.hedges = &state->hedges;
-	listeners.gate = &state->request_gates.For(path);
+	listeners.gate = state->request_gates.For(path, StreamController::Now());
 	return listeners;
+}
+
+std::function<bool()> QueryCancelled(duckdb::ClientContext &context) {
+	duckdb::weak_ptr<duckdb::ClientContext> connection = context.shared_from_this();
+	return [connection]() {
+		auto live = connection.lock();
+		return !live || compat::Interrupted(*live);
+	};
 }
 
 int HttpStatusOf(const std::exception &error) {

@@ -36,7 +36,8 @@ std::unique_ptr<UploadRequests> UploadRequests::For(const string &path, duckdb::
 	requests->throttle_listeners.stats = &stats;
 	requests->throttle_listeners.streams = &state->upload_budget->streams;
 	requests->throttle_listeners.hedges = &state->upload_hedges;
-	requests->throttle_listeners.gate = &state->request_gates.For(path);
+	requests->throttle_listeners.gate = state->request_gates.For(path, StreamController::Now());
+	requests->cancelled = QueryCancelled(*context);
 	return requests;
 }
 
@@ -88,9 +89,18 @@ AttemptOutcome UploadRequests::Send(const MakeRequest &make, Attempt &attempt) {
 
 unique_ptr<duckdb::HTTPResponse> UploadRequests::SendAttempts(const MakeRequest &make, const string &what,
                                                               uint64_t min_attempts, bool &in_doubt) {
+	return SendUntil(make, what, min_attempts, in_doubt, nullptr);
+}
+
+unique_ptr<duckdb::HTTPResponse> UploadRequests::SendUntil(const MakeRequest &make, const string &what,
+                                                           uint64_t min_attempts, bool &in_doubt,
+                                                           const std::function<bool()> &until) {
 	RequestAttempts attempts(RetryBackoffOf(*params, MAX_RETRY_WAIT_MS),
 	                         std::max<uint64_t>(params->retries + 1, min_attempts), throttle_listeners);
 	attempts.ReportDoubtTo(in_doubt);
+	if (until) {
+		attempts.CancelWith(until);
+	}
 	Attempt attempt;
 	auto send = [&](Attempt &sent) {
 		return Send(make, sent);
@@ -100,6 +110,9 @@ unique_ptr<duckdb::HTTPResponse> UploadRequests::SendAttempts(const MakeRequest 
 	};
 	if (attempts.Run(attempt, send, refresh) == AttemptOutcome::DONE) {
 		return std::move(attempt.response);
+	}
+	if (attempts.Cancelled()) {
+		throw duckdb::InterruptException();
 	}
 	if (!attempt.failure) {
 		Check(attempt.response.get(), *attempt.request, what); // throws: the answer is a refusal
@@ -114,6 +127,11 @@ unique_ptr<duckdb::HTTPResponse> UploadRequests::SendAttempts(const MakeRequest 
 unique_ptr<duckdb::HTTPResponse> UploadRequests::SendIdempotent(const MakeRequest &make, const string &what) {
 	bool in_doubt = false; // the same bytes under the same name, whichever attempt arrived
 	return SendAttempts(make, what, 1, in_doubt);
+}
+
+unique_ptr<duckdb::HTTPResponse> UploadRequests::SendData(const MakeRequest &make, const string &what) {
+	bool in_doubt = false; // as SendIdempotent's
+	return SendUntil(make, what, 1, in_doubt, cancelled);
 }
 
 AttemptOutcome UploadRequests::Judge(const duckdb::HTTPResponse *response, const duckdb::BaseRequest &request) {

@@ -1,7 +1,5 @@
 #include "core/read_ahead/object_read_ahead.hpp"
 
-#include "core/formats/parquet_layout.hpp"
-
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -34,9 +32,9 @@ std::vector<ByteRange> Uncovered(const ByteRange &range, const std::vector<ByteR
 } // namespace
 
 ObjectReadAhead::ObjectReadAhead(IoPool &pool_p, MemoryBudget &budget_p, IoStats &stats_p, CostModel &model_p,
-                                 uint64_t file_size_p, Fetcher fetcher_p)
+                                 uint64_t file_size_p, Fetcher fetcher_p, std::unique_ptr<FormatKnowledge> knowledge_p)
     : pool(pool_p), budget(budget_p), stats(stats_p), model(model_p), file_size(file_size_p),
-      fetcher(std::move(fetcher_p)), segments(budget_p, stats_p), parquet(file_size_p) {
+      fetcher(std::move(fetcher_p)), segments(budget_p, stats_p), knowledge(std::move(knowledge_p)) {
 }
 
 ObjectReadAhead::~ObjectReadAhead() {
@@ -45,7 +43,7 @@ ObjectReadAhead::~ObjectReadAhead() {
 
 std::unique_ptr<AccessPredictor> ObjectReadAhead::NewPredictor() {
 	std::lock_guard<std::mutex> guard(lock);
-	return parquet.NewPredictor();
+	return knowledge->NewPredictor();
 }
 
 uint64_t ObjectReadAhead::AddReader() {
@@ -70,7 +68,7 @@ void ObjectReadAhead::Observe(uint64_t reader, std::shared_ptr<AccessPredictor> 
 	// Predictors are used under this lock only, so readers may share one.
 	JoinScanLocked(predictor, read);
 	auto prediction = predictor->OnRead(read, tuning.limits);
-	RememberPatternLocked(*predictor);
+	SharePatternLocked(*predictor);
 	reader_drop_points[reader] = prediction.drop_before;
 	DropPassedLocked();
 	ScheduleLocked(prediction.ranges, tuning);
@@ -136,7 +134,7 @@ void ObjectReadAhead::LearnRememberedFooter(const ReadAheadTuning &tuning) {
 		}
 		last_tuning = tuning;
 		auto last = segments.Last();
-		if (!parquet.Layout() && last && last->remembered && last->range.End() == file_size) {
+		if (!knowledge->Layout() && last && last->remembered && last->range.End() == file_size) {
 			footer = std::move(last);
 		}
 	}
@@ -168,15 +166,10 @@ bool ObjectReadAhead::Hold(const ByteRange &range, const std::string &bytes) {
 	return true;
 }
 
-void ObjectReadAhead::SharePatterns(std::shared_ptr<PatternMemory> patterns, std::string dataset) {
-	std::lock_guard<std::mutex> guard(lock);
-	parquet.SharePatterns(std::move(patterns), std::move(dataset));
-}
-
-void ObjectReadAhead::RememberPatternLocked(const AccessPredictor &predictor) {
-	auto watchers = parquet.RememberPattern(predictor);
+void ObjectReadAhead::SharePatternLocked(const AccessPredictor &predictor) {
+	auto watchers = knowledge->SharePattern(predictor);
 	if (!watchers.empty()) {
-		// Files of the dataset whose footers came first: told on the pool, so that no object's lock is taken under
+		// Files read alike whose footers came first: told on the pool, so that no object's lock is taken under
 		// this one's.
 		pool.Submit([watchers]() {
 			for (auto &watcher : watchers) {
@@ -350,7 +343,7 @@ ServeResult ObjectReadAhead::Serve(const ByteRange &read, char *destination) {
 			held.push_back(segment->range);
 		}
 		result.reading = Uncovered(read, held);
-		data_read = data_read || read.offset + ParquetFooter::DuckDBTailReadSize(file_size) < file_size;
+		data_read = data_read || knowledge->ReadsData(read);
 		reading.insert(reading.end(), result.reading.begin(), result.reading.end());
 	}
 	uint64_t cursor = read.offset;
@@ -400,74 +393,76 @@ bool ObjectReadAhead::Inspect(const ByteRange &read, const char *data) {
 	bool learned = LearnFooter(read, data, false);
 	std::lock_guard<std::mutex> guard(lock);
 	// A layout learned from a footer fetched ahead is reported with the first read after it.
-	return parquet.LayoutToReport() || learned;
+	bool report = knowledge->Layout() && !layout_reported;
+	layout_reported = layout_reported || report;
+	return report || learned;
 }
 
 bool ObjectReadAhead::LearnFooter(const ByteRange &range, const char *data, bool ahead) {
 	ByteRange metadata {0, 0};
 	{
 		std::lock_guard<std::mutex> guard(lock);
-		if (closed || !parquet.MetadataIn(range, data, metadata)) {
+		if (closed || !knowledge->MetadataIn(range, data, metadata)) {
 			return false;
 		}
 	}
 	// Parsed outside the lock: a large footer takes a while, and other readers need not wait for it.
-	auto parsed = ParquetKnowledge::Parse(data + (metadata.offset - range.offset), metadata.length, file_size);
+	auto parsed = knowledge->Parse(data + (metadata.offset - range.offset), metadata.length);
 	std::lock_guard<std::mutex> guard(lock);
-	if (!parsed || parquet.Layout() || closed) {
+	if (!parsed || knowledge->Layout() || closed) {
 		return false;
 	}
 	InstallLayoutLocked(std::move(parsed), ahead);
 	return true;
 }
 
-void ObjectReadAhead::UseLayout(std::shared_ptr<const ParquetLayout> known) {
+void ObjectReadAhead::UseLayout(std::shared_ptr<const FileLayout> known) {
 	std::lock_guard<std::mutex> guard(lock);
-	if (!parquet.Layout() && !closed && known) {
+	if (!knowledge->Layout() && !closed && known) {
 		InstallLayoutLocked(std::move(known), false);
 	}
 }
 
-void ObjectReadAhead::InstallLayoutLocked(std::shared_ptr<const ParquetLayout> parsed, bool ahead) {
-	parquet.Install(std::move(parsed));
-	if (!ahead) {
+void ObjectReadAhead::InstallLayoutLocked(std::shared_ptr<const FileLayout> parsed, bool ahead) {
+	if (!knowledge->Install(std::move(parsed)) || !ahead) {
 		return;
 	}
-	StartFirstRowGroupLocked();
-	// The dataset's pattern may come (a glob fetches its first files' footers before its scan read any) or grow (a
-	// scan's first reads show its columns one at a time) before this file has a reader: what it adds is fetched then.
+	StartFirstRangesLocked();
+	// What the files read alike share may come (a glob fetches its first files' footers before its scan read any) or
+	// grow (a scan's first reads show its columns one at a time) before this file has a reader: what it adds is
+	// fetched then.
 	std::weak_ptr<ObjectReadAhead> self;
 	try {
 		self = shared_from_this();
 	} catch (std::bad_weak_ptr &) {
 		return;
 	}
-	parquet.WatchDataset([self]() {
+	knowledge->WatchShared([self]() {
 		auto object = self.lock();
 		if (object) {
 			std::lock_guard<std::mutex> guard(object->lock);
-			object->StartFirstRowGroupLocked();
+			object->StartFirstRangesLocked();
 		}
 	});
 }
 
-void ObjectReadAhead::StartFirstRowGroupLocked() {
+void ObjectReadAhead::StartFirstRangesLocked() {
 	// Only before any reader: a reader's own predictor, seeded from the same pattern, takes it from there. Not once a
-	// reader read its data either, even one gone since (the dataset's pattern grows as the scan reads other files:
+	// reader read its data either, even one gone since (the shared pattern grows as the scan reads other files:
 	// DuckDB 2.0 reads files ahead, and may have read and closed this one before): that would be fetched again for
 	// nothing. A reader of the footer alone (a bind's) leaves it to start.
 	if (closed || !reader_drop_points.empty() || data_read) {
 		return;
 	}
-	auto ranges = parquet.FirstRowGroup(last_tuning.limits);
+	auto ranges = knowledge->FirstRanges(last_tuning.limits);
 	if (!ranges.empty()) {
 		ScheduleLocked(ranges, last_tuning);
 	}
 }
 
-std::shared_ptr<const ParquetLayout> ObjectReadAhead::Layout() const {
+std::shared_ptr<const FileLayout> ObjectReadAhead::Layout() const {
 	std::lock_guard<std::mutex> guard(lock);
-	return parquet.Layout();
+	return knowledge->Layout();
 }
 
 void ObjectReadAhead::Close() {
@@ -512,7 +507,7 @@ uint64_t ObjectReadAhead::HeldBytes() const {
 
 ReadAheadReader::ReadAheadReader(std::shared_ptr<ObjectReadAhead> object_p)
     : object(std::move(object_p)), id(object->AddReader()) {
-	predicts_row_groups = object->Layout() != nullptr;
+	predicts_from_layout = object->Layout() != nullptr;
 	predictor = object->NewPredictor();
 }
 
@@ -522,9 +517,9 @@ ReadAheadReader::~ReadAheadReader() {
 
 void ReadAheadReader::Observe(const ByteRange &read, const ReadAheadTuning &tuning) {
 	std::lock_guard<std::mutex> guard(lock);
-	if (!predicts_row_groups && object->Layout()) {
+	if (!predicts_from_layout && object->Layout()) {
 		predictor = object->NewPredictor();
-		predicts_row_groups = true;
+		predicts_from_layout = true;
 	}
 	object->Observe(id, predictor, read, tuning);
 }

@@ -163,7 +163,7 @@ void ReadAheadRegistry::ApplyKnownLocked(const VersionKey &key, ObjectReadAhead 
 	}
 }
 
-void ReadAheadRegistry::RememberLayout(const VersionKey &key, std::shared_ptr<const ParquetLayout> layout) {
+void ReadAheadRegistry::RememberLayout(const VersionKey &key, std::shared_ptr<const FileLayout> layout) {
 	MutexLock guard(lock);
 	TouchLocked(key).layout = std::move(layout);
 	TrimLocked();
@@ -205,7 +205,7 @@ void ReadAheadRegistry::ExtendFooter(const VersionKey &key, const ByteRange &ran
 	TrimLocked();
 }
 
-std::shared_ptr<const ParquetLayout> ReadAheadRegistry::KnownLayout(const VersionKey &key) {
+std::shared_ptr<const FileLayout> ReadAheadRegistry::KnownLayout(const VersionKey &key) {
 	MutexLock guard(lock);
 	if (known_index.count(key) == 0) {
 		return nullptr;

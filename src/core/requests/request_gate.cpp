@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace httpfs2 {
 
@@ -13,6 +14,8 @@ constexpr double RequestGate::THROTTLED_SHARE_TO_CUT;
 constexpr double RequestGate::MIN_THROTTLES_TO_CUT;
 constexpr double RequestGate::MIN_RATE;
 constexpr double RequestGate::OPEN_AFTER_SECONDS;
+constexpr size_t RequestGates::KEPT_GATES;
+constexpr double RequestGates::IDLE_SECONDS;
 
 double RequestGate::Admit(double now) {
 	Record(now, Count::ADMITTED);
@@ -76,6 +79,12 @@ double RequestGate::Rate() const {
 	return limited.load(std::memory_order_relaxed) ? rate : 0;
 }
 
+double RequestGate::LastUsed() const {
+	auto second =
+	    std::max(seconds[0].second.load(std::memory_order_relaxed), seconds[1].second.load(std::memory_order_relaxed));
+	return second < 0 ? -std::numeric_limits<double>::infinity() : static_cast<double>(second + 1) * WINDOW_SECONDS;
+}
+
 void RequestGate::Record(double now, Count what) {
 	auto second = static_cast<int64_t>(std::floor(now / WINDOW_SECONDS));
 	auto &slot = seconds[second & 1];
@@ -102,14 +111,37 @@ double RequestGate::RateOf(double now, Count what) const {
 	return (count(second) + count(second - 1) * (1 - into)) / WINDOW_SECONDS;
 }
 
-RequestGate &RequestGates::For(const std::string &path) {
+std::shared_ptr<RequestGate> RequestGates::For(const std::string &path, double now) {
 	auto prefix = PrefixOf(path);
 	MutexLock guard(lock);
-	auto &gate = gates[prefix];
-	if (!gate) {
-		gate.reset(new RequestGate());
+	auto &kept = gates[prefix];
+	if (!kept.gate) {
+		kept.gate = std::make_shared<RequestGate>();
 	}
-	return *gate;
+	kept.lent = now;
+	auto gate = kept.gate;
+	if (gates.size() > sweep_above) {
+		DropIdleLocked(now);
+	}
+	return gate;
+}
+
+size_t RequestGates::Size() {
+	MutexLock guard(lock);
+	return gates.size();
+}
+
+void RequestGates::DropIdleLocked(double now) {
+	for (auto position = gates.begin(); position != gates.end();) {
+		auto &kept = position->second;
+		// Held by the map alone (use_count is exact here: only a lookup, under this lock, hands out a first copy).
+		if (kept.gate.use_count() == 1 && now - std::max(kept.lent, kept.gate->LastUsed()) >= IDLE_SECONDS) {
+			position = gates.erase(position);
+		} else {
+			++position;
+		}
+	}
+	sweep_above = std::max(KEPT_GATES, 2 * gates.size());
 }
 
 std::string RequestGates::PrefixOf(const std::string &path) {

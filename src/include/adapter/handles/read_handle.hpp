@@ -10,7 +10,6 @@
 
 #include "adapter/handles/lazy_handle.hpp"
 #include "adapter/handles/wrapped_file_handle.hpp"
-#include "adapter/stores/checked_range_reader.hpp"
 #include "adapter/common/object_version.hpp"
 #include "core/read_ahead/read_window.hpp"
 #include "duckdb/main/client_context.hpp"
@@ -21,6 +20,7 @@
 
 namespace httpfs2 {
 
+class CheckedRangeReader;
 class ReadAheadAttachment;
 
 class ReadHandle : public WrappedFileHandle {
@@ -72,18 +72,12 @@ public:
 	//! httpfs2's range answers for the file were declined (a server that ignores Range, answers other bytes than
 	//! asked, or answers that cannot prove their version): it is read as httpfs alone reads it, nothing split or read
 	//! ahead.
-	bool ReadsDeclined() const {
-		return whole_at_open || ranges_ignored_by_sub_reads || ranges_ignored_by_wrapped ||
-		       (range_reader && range_reader->Fallback() != ReadFallback::NONE);
-	}
+	bool ReadsDeclined() const;
 	//! Every read that is not split nor served by read-ahead goes as range_reader's checked GET (ReadChecked), never
 	//! as httpfs's own request, until the answers were declined: httpfs checks an ETag only where its answer has one
 	//! (reads answered around a replacement without one would join two versions), and its requests are neither hedged
 	//! nor signed again when the credentials change mid-query; with the block cache on, a warm read makes no request.
-	bool ReadsThroughRangeReader() const {
-		return range_reader && range_reader->Fallback() == ReadFallback::NONE && !whole_at_open &&
-		       !ranges_ignored_by_sub_reads && !ranges_ignored_by_wrapped;
-	}
+	bool ReadsThroughRangeReader() const;
 	//! Reads `range` (within the file) through range_reader: where httpfs's handle would buffer (Buffered) and the
 	//! block cache is off, through `window`, so that the GETs ask for what httpfs's would. Throws as
 	//! CheckedRangeReader::Read. Counts the read and the GETs it asked for in `stats`.
@@ -95,10 +89,7 @@ public:
 	//! The window of a buffered handle's checked reads.
 	ReadWindow window;
 	//! The declined file is read from one GET of the whole object (whole_object), not with range requests.
-	bool ReadsWholeObject() const {
-		return whole_object && (whole_at_open || ranges_ignored_by_wrapped ||
-		                        (range_reader && range_reader->Fallback() == ReadFallback::WHOLE_OBJECT));
-	}
+	bool ReadsWholeObject() const;
 	//! Set at the open: the object is read whole from its first read (its tail could not prove its version).
 	bool whole_at_open = false;
 	//! Set at every open of httpfs2's reads that has a connection: the handle that downloads the whole object at its

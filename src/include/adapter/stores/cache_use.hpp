@@ -11,12 +11,15 @@
 #pragma once
 
 #include "adapter/common/extension_state.hpp"
-#include "adapter/stores/checked_range_reader.hpp"
+#include "adapter/common/object_version.hpp"
+#include "core/split/range_planner.hpp"
 #include "duckdb/common/file_opener.hpp"
 
 #include <string>
 
 namespace httpfs2 {
+
+class CheckedRangeReader;
 
 //! CLOCK_REALTIME in ns: version records' time, which all processes share.
 int64_t CacheClockNanoseconds();

@@ -57,7 +57,9 @@ public:
 	                                         Counter counted, bool hedged);
 
 	//! Sends the GET that `sign` makes, reading at most `max_body` bytes of a 2xx answer's body (a longer body stops
-	//! the transfer: the answer is then incomplete). Never throws.
+	//! the transfer: the answer is then incomplete). Never throws. Once the connection's query is cancelled, no
+	//! other attempt is sent nor waited for (at the gate, or before a retry): the last answer, or none, comes back as
+	//! when the attempts run out.
 	Answer Send(const Sign &sign, uint64_t max_body);
 
 	//! What the first attempt is signed with.
@@ -83,6 +85,8 @@ private:
 	RetryBackoff backoff;
 	uint64_t max_attempts = 1;
 	ThrottleListeners listeners;
+	//! The connection's query was cancelled (QueryCancelled).
+	std::function<bool()> cancelled;
 	Counter counted = Counter::VERSION_REQUESTS;
 	//! The database's hedging policy and the threads hedged GETs are sent on (ExtensionState); null: not hedged.
 	HedgePolicy *hedges = nullptr;

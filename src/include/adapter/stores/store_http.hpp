@@ -59,6 +59,11 @@ duckdb::unique_ptr<duckdb::HTTPParams> QuietParams(duckdb::HTTPUtil &http, const
 ThrottleListeners ReadThrottleListeners(duckdb::ClientContext &context, IoStats &stats, StreamController *streams,
                                         const std::string &path);
 
+//! Whether the query of `context`'s connection was interrupted, or the connection is gone (no query is left to send
+//! for): what the attempts of a request sent for that connection, and their waits at the gate, stop for
+//! (RequestAttempts::CancelWith). Holds the connection weakly.
+std::function<bool()> QueryCancelled(duckdb::ClientContext &context);
+
 //! The HTTP status an error of httpfs's carries (an HTTPException's), else 0.
 int HttpStatusOf(const std::exception &error);
 //! Whether `error` is a request's failure as httpfs throws it (IO or HTTP), told by the type DuckDB records, not the

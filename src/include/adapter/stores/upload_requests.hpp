@@ -54,6 +54,11 @@ public:
 	//! SendAttempts for a request that may arrive twice (a part, a whole object, a HEAD: the same bytes under the same
 	//! name, whichever attempt arrived).
 	duckdb::unique_ptr<duckdb::HTTPResponse> SendIdempotent(const MakeRequest &make, const std::string &what);
+	//! SendIdempotent for an upload's data (a part, a block, a whole object): once the query of the connection that
+	//! writes is cancelled, no other attempt is sent nor waited for (at the gate, or before a retry) and it throws an
+	//! InterruptException, as a read's requests do. Requests that end an upload (complete, abort, their checks) are
+	//! sent whatever the query.
+	duckdb::unique_ptr<duckdb::HTTPResponse> SendData(const MakeRequest &make, const std::string &what);
 	//! After a refusal of the credentials an attempt was signed with (their generation): true when they changed and
 	//! the next attempt signs with the new ones (S3CredentialSource::Refresh). None: refusals stand.
 	void RefreshCredentialsWith(std::function<bool(uint64_t signed_with)> refresh) {
@@ -71,6 +76,10 @@ private:
 
 	//! Where `request` takes a kept connection and gives it back: the transaction's, else this upload's own.
 	ClientPool &ClientsFor(const duckdb::BaseRequest &request);
+	//! SendAttempts, stopped once `cancelled` says so (when set).
+	duckdb::unique_ptr<duckdb::HTTPResponse> SendUntil(const MakeRequest &make, const std::string &what,
+	                                                   uint64_t min_attempts, bool &in_doubt,
+	                                                   const std::function<bool()> &until);
 	//! Sends one attempt of the request `make` builds into `attempt`: what it came to.
 	AttemptOutcome Send(const MakeRequest &make, Attempt &attempt);
 	//! What an attempt of `request` answered `response` came to.
@@ -90,6 +99,8 @@ private:
 	//! The filesystem's stats and the database's upload streams (UploadBudget::streams), told of throttled answers.
 	ThrottleListeners throttle_listeners;
 	std::function<bool(uint64_t)> refresh_credentials;
+	//! The query of the connection that writes was cancelled (QueryCancelled): SendData stops.
+	std::function<bool()> cancelled;
 	//! The connections of the uploads of this transaction (UploadConnections); null: `clients` alone.
 	const std::shared_ptr<HostClientPools> shared;
 	ClientPool clients;

@@ -9,6 +9,7 @@
 
 #pragma once
 
+#include "core/formats/file_layout.hpp"
 #include "core/split/range_planner.hpp"
 
 #include <cstdint>
@@ -30,7 +31,7 @@ struct RowGroupLayout {
 	ByteRange span;
 };
 
-struct ParquetLayout {
+struct ParquetLayout : FileLayout {
 	std::vector<RowGroupLayout> row_groups;
 };
 

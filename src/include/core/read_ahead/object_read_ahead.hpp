@@ -4,7 +4,8 @@
 // core/read_ahead/object_read_ahead.hpp
 //
 // Read-ahead for one version of one remote object, shared by all handles open on it: the mechanism, blind to formats
-// but for what ParquetKnowledge hands it (predictors, the first row group's ranges). A predictor turns the reads it is
+// (as Arrow's ReadRangeCache): what it knows of the object's format, its FormatKnowledge hands it (predictors, the
+// layout learnt from bytes read, the ranges to fetch before any reader). A predictor turns the reads it is
 // told of into ranges; those are fetched on the IO pool into segments (each its own buffer, charged to the
 // database's memory budget) and served to readers from there. A read overlapping a fetch in flight waits for it; a
 // read overlapping a fetch still queued takes it over; nothing is fetched twice. A failed fetch is silent to readers
@@ -15,7 +16,7 @@
 #pragma once
 
 #include "core/read_ahead/access_predictor.hpp"
-#include "core/read_ahead/parquet_knowledge.hpp"
+#include "core/read_ahead/format_knowledge.hpp"
 #include "core/read_ahead/read_ahead_tuning.hpp"
 #include "core/read_ahead/segments.hpp"
 #include "core/common/cost_model.hpp"
@@ -62,17 +63,16 @@ public:
 	//! Reads exactly `range` into `destination` or throws. Called on IO pool threads and concurrently.
 	using Fetcher = std::function<void(const ByteRange &range, char *destination)>;
 
-	//! `budget` must outlive every task submitted to `pool`.
+	//! `budget` must outlive every task submitted to `pool`. `knowledge` is what the object's format tells it.
 	ObjectReadAhead(IoPool &pool, MemoryBudget &budget, IoStats &stats, CostModel &model, uint64_t file_size,
-	                Fetcher fetcher);
+	                Fetcher fetcher, std::unique_ptr<FormatKnowledge> knowledge);
 	~ObjectReadAhead();
 
-	//! A predictor for a new reader: row groups once the layout is known (seeded from the dataset's pattern), else
-	//! a sequential window.
+	//! A predictor for a new reader, as the format's knowledge gives it (from the layout once it is known).
 	std::unique_ptr<AccessPredictor> NewPredictor();
 	//! Tells `reader`'s predictor of its read and starts the fetches it predicts. Call before Serve, so that those
-	//! fetches overlap the reader's own wait. Read-ahead every reader has moved past is dropped. A row-group
-	//! predictor's first read may replace it by the predictor of a scan it joins (ParquetPredictor::Joins).
+	//! fetches overlap the reader's own wait. Read-ahead every reader has moved past is dropped. A predictor that may
+	//! join a scan is replaced, at its first read, by the predictor of a scan it joins (AccessPredictor::Joins).
 	void Observe(uint64_t reader, std::shared_ptr<AccessPredictor> &predictor, const ByteRange &read,
 	             const ReadAheadTuning &tuning);
 	//! Readers are counted so that one reader moving on never drops what a slower one will read.
@@ -82,25 +82,23 @@ public:
 	ServeResult Serve(const ByteRange &read, char *destination);
 	//! The reader has read (or failed to read) the parts a Serve gave it to read (ServeResult::reading).
 	void EndReading(const std::vector<ByteRange> &reading);
-	//! Shows the predictor the bytes a reader got: a Parquet footer switches it to row-group prediction. True once,
-	//! for the first call after the layout was learned (here or from a footer fetched ahead).
+	//! Shows the format's knowledge the bytes a reader got: metadata in them (a footer) gives the layout its
+	//! predictors work from. True once, for the first call after the layout was learned (here or from a footer
+	//! fetched ahead).
 	bool Inspect(const ByteRange &read, const char *data);
 	//! Fetches `ranges` (e.g. a footer about to be read) unless held already. A footer held (Hold) and not yet
 	//! parsed is parsed now, as a footer fetched ahead of any reader is when it arrives.
 	void Prefetch(const std::vector<ByteRange> &ranges, const ReadAheadTuning &tuning);
 	//! A footer held (Hold) and not yet parsed is parsed now, as a footer fetched ahead of any reader is when it
-	//! arrives: its first row group is fetched with the columns the dataset's other files were read with.
+	//! arrives: what the knowledge says to fetch first (FormatKnowledge::FirstRanges) is fetched.
 	void LearnRememberedFooter(const ReadAheadTuning &tuning);
 	//! Holds `bytes`, the contents of `range`, as if fetched: a footer remembered from an earlier open of this
 	//! object version. Charged to the budget like a fetch, and held until the object closes (readers read parts of a
 	//! footer again); false, holding nothing, when it does not fit in the budget or overlaps what is held already.
 	bool Hold(const ByteRange &range, const std::string &bytes);
 	//! Predicts from a layout learned earlier (by another handle, or a previous open of the same version).
-	void UseLayout(std::shared_ptr<const ParquetLayout> layout);
-	//! Shares column patterns with the other files of `dataset`: this object records what its readers read, and
-	//! a footer it fetched ahead of any reader starts the first row group with the dataset's pattern.
-	void SharePatterns(std::shared_ptr<PatternMemory> patterns, std::string dataset);
-	std::shared_ptr<const ParquetLayout> Layout() const;
+	void UseLayout(std::shared_ptr<const FileLayout> layout);
+	std::shared_ptr<const FileLayout> Layout() const;
 
 	//! Drops all read-ahead and frees it; queued fetches never start. Waits for fetches in flight (they write only
 	//! into their own buffers), then releases the fetcher. Later calls do nothing.
@@ -124,13 +122,14 @@ private:
 	//! Marks the object closed and drops its segments.
 	void CloseLocked();
 	//! Parses the footer in `data` (the bytes of `range`) when `range` holds one; true when it installed a layout.
-	//! `ahead` says the bytes were fetched ahead of any reader, so the first row group is fetched too.
+	//! `ahead` says the bytes were fetched ahead of any reader, so what the knowledge says is read first is fetched
+	//! too.
 	bool LearnFooter(const ByteRange &range, const char *data, bool ahead);
-	void InstallLayoutLocked(std::shared_ptr<const ParquetLayout> layout, bool ahead);
-	//! With no reader yet, fetches what the dataset's pattern reads of the first row group.
-	void StartFirstRowGroupLocked();
-	void RememberPatternLocked(const AccessPredictor &predictor);
-	//! Hands a row-group predictor that has not read yet the scan `read` joins, or registers it as a scan.
+	void InstallLayoutLocked(std::shared_ptr<const FileLayout> layout, bool ahead);
+	//! With no reader yet, fetches what the knowledge says is read first (FormatKnowledge::FirstRanges).
+	void StartFirstRangesLocked();
+	void SharePatternLocked(const AccessPredictor &predictor);
+	//! Hands a predictor that may join a scan and has not read yet the scan `read` joins, or registers it as a scan.
 	void JoinScanLocked(std::shared_ptr<AccessPredictor> &predictor, const ByteRange &read);
 	//! Drops idle segments that end before every reader's drop point.
 	void DropPassedLocked();
@@ -156,16 +155,18 @@ private:
 	//! The predictors of scans in use (each shared by the readers of one scan), for readers to join.
 	std::vector<std::weak_ptr<AccessPredictor>> scans;
 	uint64_t next_reader = 0;
-	//! What the object knows of Parquet: its layout, its dataset's columns (all of the format that read-ahead knows).
-	ParquetKnowledge parquet;
+	//! What the object's format tells read-ahead (all of the format that read-ahead knows).
+	const std::unique_ptr<FormatKnowledge> knowledge;
+	//! The layout was reported by Inspect.
+	bool layout_reported = false;
 	//! The tuning of the latest Observe or Prefetch, for fetches started from a fetch's completion.
 	ReadAheadTuning last_tuning {};
 	size_t fetching = 0;
 	bool closed = false;
 };
 
-//! One reader (a file handle) of an object: its own predictor, switched to row groups when the object learns its
-//! layout, over the read-ahead it shares with the object's other readers. Scans of one file with different columns
+//! One reader (a file handle) of an object: its own predictor, replaced by one from the layout when the object
+//! learns it, over the read-ahead it shares with the object's other readers. Scans of one file with different columns
 //! or at different places (several in one query) each predict for themselves; the threads of one scan, each with a
 //! handle of its own, share their scan's predictor.
 class ReadAheadReader {
@@ -186,7 +187,7 @@ private:
 	//! A handle opened for parallel access may be read from several threads.
 	std::mutex lock;
 	std::shared_ptr<AccessPredictor> predictor;
-	bool predicts_row_groups = false;
+	bool predicts_from_layout = false;
 };
 
 } // namespace httpfs2

@@ -5,9 +5,10 @@
 //
 // The read-ahead of one wrapped filesystem: one ObjectReadAhead per object version that has open handles (so the
 // threads of a scan, each with a handle of its own, share one prediction and one set of fetched ranges), and what
-// was learned of Parquet files per object version: the layout, so a file reopened at the same version predicts from
-// its first read, and the footer's bytes, so that its footer read is served without a request. DuckDB reads the
-// footer at every open (bind, then each scan, of every query) unless its external file cache is on.
+// was learned of files per object version: the layout (opaque here: its format's knowledge reads it), so a file
+// reopened at the same version predicts from its first read, and a Parquet footer's bytes, so that its footer read is
+// served without a request. DuckDB reads the footer at every open (bind, then each scan, of every query) unless its
+// external file cache is on.
 //===----------------------------------------------------------------------===//
 
 #pragma once
@@ -60,14 +61,14 @@ public:
 	//! What is remembered of `key` goes to every object created for it (Attach, Pin): its layout, and its footer
 	//! bytes, held as if fetched. `key` must name the version by content (an ETag) for RememberFooter: the bytes are
 	//! served without a request.
-	void RememberLayout(const VersionKey &key, std::shared_ptr<const ParquetLayout> layout);
+	void RememberLayout(const VersionKey &key, std::shared_ptr<const FileLayout> layout);
 	//! Remembers `data`, the bytes of `range`, a read that ended at the end of the file (at most MAX_FOOTER_BYTES),
 	//! unless a range covering it is remembered already.
 	void RememberFooter(const VersionKey &key, const ByteRange &range, const char *data);
 	//! Adds the bytes of `range` to the footer remembered for `key` when `range` reaches into it from before (the
 	//! metadata DuckDB reads again when it did not fit in the first read from the end), within MAX_FOOTER_BYTES.
 	void ExtendFooter(const VersionKey &key, const ByteRange &range, const char *data);
-	std::shared_ptr<const ParquetLayout> KnownLayout(const VersionKey &key);
+	std::shared_ptr<const FileLayout> KnownLayout(const VersionKey &key);
 	//! Whether footer bytes are remembered for some version of the file at `path`.
 	bool RemembersFooterOf(const std::string &path);
 	//! Footer bytes remembered in all.
@@ -85,7 +86,7 @@ private:
 		bool pinned = false;
 	};
 	struct Known {
-		std::shared_ptr<const ParquetLayout> layout;
+		std::shared_ptr<const FileLayout> layout;
 		ByteRange footer {0, 0};
 		std::shared_ptr<const std::string> footer_bytes;
 	};

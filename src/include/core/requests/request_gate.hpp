@@ -61,6 +61,9 @@ public:
 	//! Whether the gate holds requests to a rate, and that rate (0 while open).
 	bool Limited() const;
 	double Rate() const;
+	//! The end of the last second the gate admitted a request or heard of an answer in; below any clock's time when
+	//! it never did.
+	double LastUsed() const;
 
 private:
 	enum class Count : uint8_t { ADMITTED, PASSED, THROTTLED, COUNT };
@@ -85,20 +88,39 @@ private:
 	double last_throttle HTTPFS2_GUARDED_BY(lock) = 0;
 };
 
-//! The gates of a database, one per store and prefix, made on first use and kept (a prefix a database read is
-//! likely read again). Gates are looked up once per reader, upload or request batch, not per request.
+//! The gates of a database, one per store and prefix, made on first use and kept while in use (a prefix a database
+//! read is likely read again). Gates are looked up once per reader, upload or request batch, not per request, so the
+//! lookup's lock is off the path of each request. Once more than KEPT_GATES are kept (or twice what the last sweep
+//! left), a lookup drops the gates no one holds that were not used for IDLE_SECONDS: open by then, they hold nothing a
+//! new gate of their prefix would not.
 class RequestGates {
 public:
-	//! The gate of the prefix `path` (an object's path as a query names it: scheme, bucket or host, key) is in.
-	RequestGate &For(const std::string &path);
+	static constexpr size_t KEPT_GATES = 64;
+	static constexpr double IDLE_SECONDS = 60;
+	static_assert(IDLE_SECONDS > RequestGate::OPEN_AFTER_SECONDS, "an idle gate is an open one");
+
+	//! The gate of the prefix `path` (an object's path as a query names it: scheme, bucket or host, key) is in, at
+	//! `now` (the clock of RequestGate's calls). The holder keeps it as long as it sends requests to that prefix.
+	std::shared_ptr<RequestGate> For(const std::string &path, double now);
+	//! Gates kept.
+	size_t Size();
 	//! The prefix a path is in: its folder, the path up to its last '/', query left out. S3 partitions a bucket's keys
 	//! by prefix and throttles each partition on its own; a folder is the prefix files read together share, and the
 	//! scheme and bucket (or host) name the store.
 	static std::string PrefixOf(const std::string &path);
 
 private:
+	struct Kept {
+		std::shared_ptr<RequestGate> gate;
+		//! When it was last looked up.
+		double lent = 0;
+	};
+	//! Drops the gates only the map holds that were not looked up nor used for IDLE_SECONDS before `now`.
+	void DropIdleLocked(double now) HTTPFS2_REQUIRES(lock);
+
 	Mutex lock;
-	std::unordered_map<std::string, std::unique_ptr<RequestGate>> gates HTTPFS2_GUARDED_BY(lock);
+	std::unordered_map<std::string, Kept> gates HTTPFS2_GUARDED_BY(lock);
+	size_t sweep_above HTTPFS2_GUARDED_BY(lock) = KEPT_GATES;
 };
 
 } // namespace httpfs2

@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 
 namespace httpfs2 {
@@ -89,7 +90,7 @@ struct ThrottleListeners {
 	IoStats *stats = nullptr;
 	StreamController *streams = nullptr;
 	HedgePolicy *hedges = nullptr;
-	RequestGate *gate = nullptr;
+	std::shared_ptr<RequestGate> gate;
 };
 
 //! The attempts of one request: after each, whether another is sent and how long it waits first. Attempts follow

@@ -1,13 +1,10 @@
-#include "core/read_ahead/parquet_knowledge.hpp"
+#include "core/formats/parquet_knowledge.hpp"
 
 namespace httpfs2 {
 
-ParquetKnowledge::ParquetKnowledge(uint64_t file_size_p) : file_size(file_size_p) {
-}
-
-void ParquetKnowledge::SharePatterns(std::shared_ptr<PatternMemory> patterns_p, std::string dataset_p) {
-	patterns = std::move(patterns_p);
-	dataset = std::move(dataset_p);
+ParquetKnowledge::ParquetKnowledge(uint64_t file_size_p, std::shared_ptr<PatternMemory> patterns_p,
+                                   std::string dataset_p)
+    : file_size(file_size_p), patterns(std::move(patterns_p)), dataset(std::move(dataset_p)) {
 }
 
 std::unique_ptr<AccessPredictor> ParquetKnowledge::NewPredictor() const {
@@ -22,12 +19,24 @@ std::unique_ptr<AccessPredictor> ParquetKnowledge::NewPredictor() const {
 	return std::move(parquet);
 }
 
-std::vector<std::function<void()>> ParquetKnowledge::RememberPattern(const AccessPredictor &predictor) {
+std::vector<std::function<void()>> ParquetKnowledge::SharePattern(const AccessPredictor &predictor) {
 	ColumnPattern pattern;
 	if (!patterns || !predictor.PatternToShare(pattern)) {
 		return {};
 	}
 	return patterns->Remember(dataset, pattern);
+}
+
+bool ParquetKnowledge::WatchShared(std::function<void()> watcher) {
+	if (!patterns) {
+		return false;
+	}
+	patterns->Watch(dataset, std::move(watcher));
+	return true;
+}
+
+bool ParquetKnowledge::ReadsData(const ByteRange &read) const {
+	return read.offset + ParquetFooter::DuckDBTailReadSize(file_size) < file_size;
 }
 
 bool ParquetKnowledge::MetadataIn(const ByteRange &range, const char *data, ByteRange &metadata) {
@@ -50,7 +59,7 @@ bool ParquetKnowledge::MetadataIn(const ByteRange &range, const char *data, Byte
 	return true;
 }
 
-std::shared_ptr<const ParquetLayout> ParquetKnowledge::Parse(const char *bytes, uint64_t length, uint64_t file_size) {
+std::shared_ptr<const FileLayout> ParquetKnowledge::Parse(const char *bytes, uint64_t length) const {
 	auto parsed = std::make_shared<ParquetLayout>();
 	std::string error;
 	if (!ParquetFooter::ParseLayout(bytes, length, file_size, *parsed, error)) {
@@ -59,20 +68,21 @@ std::shared_ptr<const ParquetLayout> ParquetKnowledge::Parse(const char *bytes, 
 	return std::move(parsed);
 }
 
-void ParquetKnowledge::Install(std::shared_ptr<const ParquetLayout> parsed) {
-	layout = std::move(parsed);
-	pending_metadata = ByteRange {0, 0};
-}
-
-bool ParquetKnowledge::LayoutToReport() {
-	if (!layout || layout_reported) {
+bool ParquetKnowledge::Install(std::shared_ptr<const FileLayout> installed) {
+	auto parquet = std::dynamic_pointer_cast<const ParquetLayout>(std::move(installed));
+	if (!parquet) {
 		return false;
 	}
-	layout_reported = true;
+	layout = std::move(parquet);
+	pending_metadata = ByteRange {0, 0};
 	return true;
 }
 
-std::vector<PredictedRange> ParquetKnowledge::FirstRowGroup(const PredictionLimits &limits) const {
+std::shared_ptr<const FileLayout> ParquetKnowledge::Layout() const {
+	return layout;
+}
+
+std::vector<PredictedRange> ParquetKnowledge::FirstRanges(const PredictionLimits &limits) const {
 	ColumnPattern seed;
 	if (!layout || !patterns) {
 		return {};
@@ -84,14 +94,6 @@ std::vector<PredictedRange> ParquetKnowledge::FirstRowGroup(const PredictionLimi
 	// What is held already is not fetched again.
 	first.Seed(seed);
 	return first.Start(limits).ranges;
-}
-
-bool ParquetKnowledge::WatchDataset(std::function<void()> watcher) {
-	if (!patterns) {
-		return false;
-	}
-	patterns->Watch(dataset, std::move(watcher));
-	return true;
 }
 
 } // namespace httpfs2
