@@ -1,6 +1,7 @@
 #include "core/requests/hedge_policy.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace httpfs2 {
 
@@ -20,7 +21,7 @@ HedgeLimits HedgeLimits::Reads() {
 }
 
 HedgeLimits HedgeLimits::Uploads() {
-	return HedgeLimits {5.0, 10.0, HedgePolicy::MARGIN, HedgePolicy::SHARE, 2.0, HedgePolicy::QUIET_SECONDS};
+	return HedgeLimits {5.0, 10.0, 3.0, HedgePolicy::SHARE, 2.0, HedgePolicy::QUIET_SECONDS};
 }
 
 HedgePolicy::HedgePolicy(HedgeLimits limits_p) : limits(limits_p), budget(limits_p.burst) {
@@ -53,7 +54,7 @@ double HedgePolicy::DeadlineLocked() const {
 		return limits.cold_seconds;
 	}
 	auto sorted = samples;
-	auto rank = static_cast<size_t>(PERCENTILE * static_cast<double>(sorted.size() - 1));
+	auto rank = static_cast<size_t>(std::ceil(PERCENTILE * static_cast<double>(sorted.size() - 1)));
 	std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(rank), sorted.end());
 	return std::max(limits.floor_seconds, limits.margin * sorted[rank]);
 }

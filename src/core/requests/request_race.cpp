@@ -13,6 +13,10 @@ static double Seconds(Clock::duration duration) {
 	return std::chrono::duration<double>(duration).count();
 }
 
+static Clock::duration Duration(double seconds) {
+	return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+}
+
 struct RaceState;
 
 namespace {
@@ -121,22 +125,26 @@ RequestRace::Outcome RequestRace::Run(IoPool &threads, HedgePolicy &policy, doub
 	policy.RequestSent();
 	std::unique_lock<std::mutex> guard(race->lock);
 	race->LaunchLocked(threads, 0, race);
-	auto wait = policy.DeadlineSeconds();
-	if (wait <= timeout_seconds / 2) {
-		auto step = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(wait));
-		auto last = race->started[0] +
-		            std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_seconds / 2));
-		// Past the deadline, asked again each deadline later while the budget says no: it grows as other GETs go
-		// out, and stragglers come in clusters (a hedge refused at the first look is not refused for good).
-		for (auto deadline = race->started[0] + step; deadline <= last; deadline += step) {
-			if (race->changed.wait_until(guard, deadline, [&] { return race->began[0] || race->finished[0]; })) {
-				break;
-			}
-			if (policy.TryHedge(Seconds(Clock::now().time_since_epoch()))) {
-				race->LaunchLocked(threads, 1, race);
-				break;
-			}
+	auto last = race->started[0] + Duration(timeout_seconds / 2);
+	auto deadline = race->started[0] + Duration(policy.DeadlineSeconds());
+	while (deadline <= last) {
+		if (race->changed.wait_until(guard, deadline, [&] { return race->began[0] || race->finished[0]; })) {
+			break;
 		}
+		// The deadline as the policy says now: a GET sent among a query's first is judged by what the GETs sent
+		// beside it took, not by the few that had answered when it went out (the fastest of them).
+		auto learnt = race->started[0] + Duration(policy.DeadlineSeconds());
+		if (learnt > Clock::now()) {
+			deadline = learnt;
+			continue;
+		}
+		if (policy.TryHedge(Seconds(Clock::now().time_since_epoch()))) {
+			race->LaunchLocked(threads, 1, race);
+			break;
+		}
+		// Asked again each deadline later while the budget says no: it grows as other GETs go out, and stragglers
+		// come in clusters (a hedge refused at the first look is not refused for good).
+		deadline += Duration(policy.DeadlineSeconds());
 	}
 	race->changed.wait(guard, [&] { return race->DecidedLocked(); });
 	Outcome outcome;

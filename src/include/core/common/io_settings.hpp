@@ -227,7 +227,7 @@ constexpr SettingSpec SETTING_SPECS[] = {
                   SettingScope::SESSION, 0, 0, 365 * 24 * 3600, &IoSettings::cache_trust_seconds),
     FlagSetting("httpfs2_hedge_reads",
                 "Send a range GET of a split read or read-ahead again on another connection when its answer has not "
-                "begun within a deadline learnt from the first-byte latencies just seen (never under 500 ms); the "
+                "begun within a deadline learnt from the first-byte latencies just seen (never under 150 ms); the "
                 "first whole, checked answer is used; at most about 5% of GETs, none while the store throttles",
                 true, &IoSettings::hedge_reads),
     FlagSetting("httpfs2_hedge_uploads",

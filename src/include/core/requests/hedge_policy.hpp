@@ -5,8 +5,10 @@
 //
 // When a range GET whose answer has not begun is sent again on another connection (a hedge): at object storage's
 // tail a few GETs take many times the median, and one stalled sub-read holds its whole read. The deadline is learnt
-// from the first-byte latencies of the GETs just answered (MARGIN times a high percentile of a recent window, never
-// below FLOOR_SECONDS; COLD_SECONDS until the window holds MIN_SAMPLES). Hedges are capped: each GET sent adds SHARE
+// from the first-byte latencies of the GETs just answered (MARGIN times a high percentile of a recent window, the
+// slowest while the window holds few; never below FLOOR_SECONDS; COLD_SECONDS until the window holds MIN_SAMPLES). A
+// stall costs its read the deadline plus the hedge's own answer, so the deadline is what a straggler adds to a query
+// of a second or less: a read's is as short as its store's answers allow. Hedges are capped: each GET sent adds SHARE
 // of a hedge to a budget of at most BURST, a hedge takes a whole one; and none is sent for QUIET_SECONDS after the
 // store asked to slow down (a hedge is one more request to a store that is refusing them). Those are a read's limits;
 // an upload part's (HedgeLimits::Uploads) learn from whole parts' times and are looser: a hedge sends a part's bytes
@@ -44,8 +46,8 @@ struct HedgeLimits {
 	//! A range GET's: the latency learnt is its answer's first byte.
 	static HedgeLimits Reads();
 	//! An upload part's: the latency learnt is the whole part's (a PUT's answer comes once its body is stored). Never
-	//! sooner than 5 s (10 s until parts were seen), at most 2 at once: a part trickling its answer for tens of seconds
-	//! is worth a second one, a part slower than the rest is not.
+	//! sooner than 5 s (10 s until parts were seen), 3x the percentile, at most 2 at once: a part trickling its answer
+	//! for tens of seconds is worth a second one, a part slower than the rest is not.
 	static HedgeLimits Uploads();
 };
 
@@ -53,11 +55,18 @@ class HedgePolicy {
 public:
 	//! The first-byte latencies the deadline is learnt from: the latest WINDOW.
 	static constexpr size_t WINDOW = 128;
-	static constexpr size_t MIN_SAMPLES = 8;
+	//! Learnt from the first few: a query of a second or less makes a few dozen GETs. The percentile's rank is rounded
+	//! up, so that a window of a few takes its slowest.
+	static constexpr size_t MIN_SAMPLES = 4;
 	static constexpr double PERCENTILE = 0.95;
-	static constexpr double MARGIN = 3.0;
-	//! A GET is never hedged sooner: a request costs more than waiting for a near store.
-	static constexpr double FLOOR_SECONDS = 0.5;
+	//! Over the percentile: answers of one store vary by less (on the rig, region through the misbehaving proxy, with
+	//! curl, whose answers begin with their whole body: p95 0.09-0.12 s, the slowest 0.15 s; 3x and a floor of 0.5 s
+	//! left the lineitem projection with one stall 1.7-1.8x its clean time).
+	static constexpr double MARGIN = 2.0;
+	//! A GET is never hedged sooner: a request costs more than waiting for a near store (ClickHouse waits about 0.2 s
+	//! for a GET's first byte; on the rig the glob's small GETs learn 0.16-0.23 s, and a floor of 0.2 s left three
+	//! stalls 1.28-1.41x its clean time).
+	static constexpr double FLOOR_SECONDS = 0.15;
 	//! The deadline before MIN_SAMPLES latencies are known.
 	static constexpr double COLD_SECONDS = 1.0;
 	//! The share of GETs that may be hedged in the long run, and the hedges the budget holds at most (and at start).

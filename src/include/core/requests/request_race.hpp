@@ -52,7 +52,8 @@ public:
 		bool hedged = false;
 	};
 
-	//! Sends the request and, past the deadline with no answer begun, its hedge (when the policy allows, asked again
+	//! Sends the request and, past the deadline with no answer begun (the policy's when it comes, learnt meanwhile from
+	//! the requests sent beside it), its hedge (when the policy allows, asked again
 	//! each deadline later while it does not; only within half of `timeout_seconds`, the request's own: later, its
 	//! timeout and retry do as much);
 	//! returns once the winner's sender returned (rethrowing what it threw): no sender writes into the caller's memory
