@@ -297,11 +297,15 @@ def test_faults_during_read_ahead_give_right_answers_or_httpfs_errors(
     enable(con)
     con.execute("SET http_timeout = 3; SET http_retries = 1; SET http_retry_wait_ms = 10")
     rig.add_toxic(toxic, toxic, attributes, toxicity=toxicity)
-    for _ in range(3):
+    # At least three queries, more (up to eight) while none got as far as reading ahead: the faults are random, and
+    # all of three queries can fail at their first request (seen once with resets on DuckDB 2.0.1).
+    for attempt in range(8):
         try:
             assert con.execute(sql).fetchall() == expected
         except (duckdb.IOException, duckdb.HTTPException) as error:
             assert "HTTP" in str(error) and rig.secret_key not in str(error), error
+        if attempt >= 2 and stats(con)["read_ahead_requests"] > 0:
+            break
     counters = stats_once_released(con)
     assert counters["read_ahead_requests"] > 0, counters
     assert counters["read_ahead_memory_in_use"] == 0, counters
