@@ -108,11 +108,7 @@ unique_ptr<UploadHandle> WrappedFileSystem::OpenUpload(const string &path, duckd
 	auto context = FileOpener::TryGetClientContext(opener);
 	if (context) {
 		// An interrupted query, or a closed connection, stops waiting for parts whose answers never end.
-		duckdb::weak_ptr<duckdb::ClientContext> connection = context->shared_from_this();
-		options.cancelled = [connection]() {
-			auto alive = connection.lock();
-			return !alive || compat::Interrupted(*alive);
-		};
+		options.cancelled = QueryCancelled(*context);
 	}
 	std::unique_ptr<ObjectUpload> upload(
 	    new ObjectUpload(std::move(target), state->upload_pool, state->upload_budget, options));

@@ -57,8 +57,7 @@ bool ReadHandle::ReadsDeclined() const {
 }
 
 bool ReadHandle::ReadsThroughRangeReader() const {
-	return range_reader && range_reader->Fallback() == ReadFallback::NONE && !whole_at_open &&
-	       !ranges_ignored_by_sub_reads && !ranges_ignored_by_wrapped;
+	return range_reader && !ReadsDeclined();
 }
 
 bool ReadHandle::ReadsWholeObject() const {
