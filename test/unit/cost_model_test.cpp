@@ -23,6 +23,16 @@ TEST(CostModel, PredictsLatencyPlusTransferPlusOverhead) {
 	EXPECT_NEAR(model.PredictSeconds(100 * MiB, 4, 0.01), 0.05 + 0.25 + 0.03, 1e-9);
 }
 
+TEST(CostModel, ABodysTimeIsKnownOnceABandwidthIs) {
+	CostModel model;
+	double seconds = -1;
+	EXPECT_FALSE(model.BodySeconds(10 * MiB, seconds)) << "no rate learnt yet";
+	model.ObserveRoundTrip(0.05);
+	model.ObserveSubRead(10 * MiB, 0.15); // 100 MiB/s a stream
+	ASSERT_TRUE(model.BodySeconds(20 * MiB, seconds));
+	EXPECT_NEAR(seconds, 0.2, 1e-9);
+}
+
 TEST(CostModel, ChoosesTheFanoutWithLeastPredictedTime) {
 	CostModel model;
 	model.ObserveRoundTrip(0.05);

@@ -186,6 +186,27 @@ TEST(RequestRace, AStalledRequestIsHedgedAndTheLoserWritesNothing) {
 	EXPECT_EQ(policy.Snapshot().samples, HedgePolicy::MIN_SAMPLES + 1) << "the loser's latency is not learnt";
 }
 
+TEST(RequestRace, ABodyThatTakesItsTimeIsNoStraggler) {
+	// A client that tells of an answer only once its body is in (curl in httpfs): a GET of a large body on a slow
+	// link answers long after the first bytes learnt, and is not hedged for that; what is learnt is its first byte.
+	IoPool threads(4);
+	HedgePolicy policy;
+	Learn(policy, 0.001, HedgePolicy::MIN_SAMPLES); // the floor: 0.15 s
+	char buffer[8] = {};
+	FakeRequest request;
+	request.stall = std::make_shared<Gate>();
+	auto stall = request.stall;
+	std::thread body([stall] {
+		std::this_thread::sleep_for(std::chrono::milliseconds(400)); // its body: 0.4 s of the 0.5 s expected
+		stall->Open();
+	});
+	auto outcome = RequestRace::Run(threads, policy, TIMEOUT, request.Sender(buffer), 0.5);
+	body.join();
+	EXPECT_FALSE(outcome.hedged) << "hedged at the floor, as if its body were a stall";
+	EXPECT_EQ(std::string(buffer, 7), "request");
+	EXPECT_LT(policy.DeadlineSeconds(), 0.2) << "its body's time was learnt as a first byte's";
+}
+
 TEST(RequestRace, ARequestInFlightIsJudgedByTheDeadlineLearntMeanwhile) {
 	IoPool threads(4);
 	HedgePolicy policy;

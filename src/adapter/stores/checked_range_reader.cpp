@@ -1,7 +1,5 @@
 #include "adapter/stores/checked_range_reader.hpp"
 
-#include "adapter/common/extension_state.hpp"
-#include "adapter/common/session_settings.hpp"
 #include "adapter/compat/duckdb_api.hpp"
 
 #include "core/cache/cached_read.hpp"
@@ -110,7 +108,7 @@ std::shared_ptr<CheckedRangeReader> CheckedRangeReader::For(const string &path, 
 		std::shared_ptr<CheckedRangeReader> reader(
 		    new CheckedRangeReader(path, store, version, std::move(params), stats));
 		reader->log = std::move(log);
-		reader->heads_before_body = http.GetName() == "HTTPFS"; // httpfs's httplib client; curl's is HTTPFS-Curl
+		reader->heads_before_body = HeadsBeforeBody(http);
 		if (store == Store::S3) {
 			reader->credentials.reset(new S3CredentialSource(path, std::move(credentials), opener));
 		}
@@ -127,11 +125,7 @@ std::shared_ptr<CheckedRangeReader> CheckedRangeReader::For(const string &path, 
 		reader->clients = UploadConnections::ForUrl(opener, reader->Url());
 		// Told of throttling whether or not this reader hedges: other readers' hedges are what it holds back.
 		reader->throttle_listeners = ReadThrottleListeners(*context, stats, streams, path);
-		auto state = ExtensionState::Get(*context->db);
-		if (SettingsFor(opener, *state).hedge_reads) {
-			reader->hedges = &state->hedges;
-			reader->request_threads = &state->request_threads;
-		}
+		reader->hedging = ReadHedging::For(*context, opener);
 		duckdb::Value full_download;
 		if (FileOpener::TryGetCurrentSetting(opener, "auto_fallback_to_full_download", full_download) &&
 		    !full_download.IsNull()) {
@@ -278,7 +272,8 @@ void CheckedRangeReader::SendHedged(const ByteRange &range, char *destination, A
 	// The senders keep the reader: the loser runs on after this returns.
 	auto self = shared_from_this();
 	RequestRace::RunInto(
-	    *request_threads, *hedges, static_cast<double>(params->timeout), stats,
+	    *hedging.threads, *hedging.policy, static_cast<double>(params->timeout), hedging.BodySeconds(range.length),
+	    stats,
 	    [self, range, destination](Attempt &sent, RequestRace::Entry &entry) {
 		    self->Send(range, destination, sent, &entry);
 	    },
@@ -458,7 +453,7 @@ void CheckedRangeReader::ReadWithRetries(const ByteRange &range, char *destinati
 	attempts.CancelWith(interrupted);
 	Attempt attempt;
 	auto send = [&](Attempt &sent) {
-		if (hedges) {
+		if (hedging.policy) {
 			SendHedged(range, destination, sent);
 		} else {
 			Send(range, destination, sent);

@@ -1,7 +1,5 @@
 #include "adapter/stores/s3_stand_in_get.hpp"
 
-#include "adapter/common/extension_state.hpp"
-#include "adapter/common/session_settings.hpp"
 #include "core/requests/s3_request.hpp"
 #include "duckdb/main/client_context.hpp"
 
@@ -45,10 +43,8 @@ std::shared_ptr<S3StandInGet> S3StandInGet::For(duckdb::ClientContext &context, 
 	get->listeners = listeners;
 	get->cancelled = QueryCancelled(context);
 	get->counted = counted;
-	auto state = ExtensionState::Get(*context.db);
-	if (hedged && SettingsFor(opener, *state).hedge_reads) {
-		get->hedges = &state->hedges;
-		get->request_threads = &state->request_threads;
+	if (hedged) {
+		get->hedging = ReadHedging::For(context, opener);
 	}
 	return get;
 }
@@ -106,7 +102,7 @@ void S3StandInGet::SendHedged(const Sign &sign, uint64_t max_body, Attempt &atte
 	// The senders keep this request and its signing: the loser runs on after this returns.
 	auto self = shared_from_this();
 	RequestRace::RunInto(
-	    *request_threads, *hedges, static_cast<double>(params->timeout), stats,
+	    *hedging.threads, *hedging.policy, static_cast<double>(params->timeout), hedging.BodySeconds(max_body), stats,
 	    [self, sign, max_body](Attempt &sent, RequestRace::Entry &entry) {
 		    self->SendOnce(sign, max_body, sent, &entry);
 	    },
@@ -129,7 +125,7 @@ S3StandInGet::Answer S3StandInGet::Send(const Sign &sign, uint64_t max_body) {
 		attempts.CancelWith(cancelled);
 		Attempt attempt;
 		auto send = [&](Attempt &sent) {
-			if (hedges) {
+			if (hedging.policy) {
 				SendHedged(sign, max_body, sent);
 			} else {
 				SendOnce(sign, max_body, sent);

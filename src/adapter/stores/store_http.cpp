@@ -1,6 +1,7 @@
 #include "adapter/stores/store_http.hpp"
 
 #include "adapter/common/extension_state.hpp"
+#include "adapter/common/session_settings.hpp"
 #include "core/requests/url_redaction.hpp"
 #include "duckdb/common/error_data.hpp"
 #include "duckdb/common/string_util.hpp"
@@ -79,6 +80,30 @@ ThrottleListeners ReadThrottleListeners(duckdb::ClientContext &context, IoStats 
 	listeners.hedges = &state->hedges;
 	listeners.gate = state->request_gates.For(path, StreamController::Now());
 	return listeners;
+}
+
+bool HeadsBeforeBody(duckdb::HTTPUtil &http) {
+	return http.GetName() == "HTTPFS";
+}
+
+ReadHedging ReadHedging::For(duckdb::ClientContext &context, duckdb::optional_ptr<duckdb::FileOpener> opener) {
+	auto state = ExtensionState::Get(*context.db);
+	ReadHedging hedging;
+	if (SettingsFor(opener, *state).hedge_reads) {
+		hedging.policy = &state->hedges;
+		hedging.threads = &state->request_threads;
+		hedging.model = &state->cost_model;
+		hedging.heads_before_body = HeadsBeforeBody(duckdb::HTTPUtil::Get(*context.db));
+	}
+	return hedging;
+}
+
+double ReadHedging::BodySeconds(uint64_t bytes) const {
+	double seconds = 0;
+	if (heads_before_body || !model || model->BodySeconds(bytes, seconds)) {
+		return seconds;
+	}
+	return bytes < CostModel::MIN_BANDWIDTH_SAMPLE_BYTES ? 0 : HedgePolicy::COLD_SECONDS;
 }
 
 std::function<bool()> QueryCancelled(duckdb::ClientContext &context) {

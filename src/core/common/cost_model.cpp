@@ -90,6 +90,15 @@ uint64_t CostModel::ChooseFanout(uint64_t bytes, uint64_t max_fanout, double ove
 	return best;
 }
 
+bool CostModel::BodySeconds(uint64_t bytes, double &seconds) const {
+	MutexLock guard(lock);
+	if (state.stream_bandwidth_bps <= 0) {
+		return false;
+	}
+	seconds = static_cast<double>(bytes) / state.stream_bandwidth_bps;
+	return true;
+}
+
 CostModelSnapshot CostModel::Snapshot() const {
 	MutexLock guard(lock);
 	return state;

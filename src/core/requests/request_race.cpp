@@ -29,11 +29,14 @@ thread_local size_t current_slot = 0;
 struct RaceState {
 	static constexpr size_t NOBODY = 2;
 
-	RaceState(HedgePolicy &policy_p, RequestRace::Sender sender_p) : policy(policy_p), sender(std::move(sender_p)) {
+	RaceState(HedgePolicy &policy_p, RequestRace::Sender sender_p, double body_seconds_p)
+	    : policy(policy_p), sender(std::move(sender_p)), body_seconds(body_seconds_p) {
 	}
 
 	HedgePolicy &policy;
 	const RequestRace::Sender sender;
+	//! What of a sender's wait for its answer is the body coming (RequestRace::Run).
+	const double body_seconds;
 
 	std::mutex lock;
 	std::condition_variable changed;
@@ -97,9 +100,10 @@ void RequestRace::Entry::FirstByte() {
 	}
 	race->began[slot] = true;
 	if (race->first_began == RaceState::NOBODY) {
-		// Only the first answer of a race is a latency of the store: a loser's comes after the caller left.
+		// Only the first answer of a race is a latency of the store: a loser's comes after the caller left. What its
+		// body took to come is not: a large GET is as slow as its size, not a straggler.
 		race->first_began = slot;
-		race->policy.ObserveFirstByte(Seconds(Clock::now() - race->started[slot]));
+		race->policy.ObserveFirstByte(Seconds(Clock::now() - race->started[slot]) - race->body_seconds);
 	}
 	race->changed.notify_all();
 }
@@ -120,20 +124,24 @@ bool RequestRace::SenderLost() {
 	return current_race->claimed != RaceState::NOBODY && current_race->claimed != current_slot;
 }
 
-RequestRace::Outcome RequestRace::Run(IoPool &threads, HedgePolicy &policy, double timeout_seconds, Sender sender) {
-	auto race = std::make_shared<RaceState>(policy, std::move(sender));
+RequestRace::Outcome RequestRace::Run(IoPool &threads, HedgePolicy &policy, double timeout_seconds, Sender sender,
+                                      double body_seconds) {
+	auto race = std::make_shared<RaceState>(policy, std::move(sender), body_seconds);
+	auto deadline_now = [&]() {
+		return race->started[0] + Duration(policy.DeadlineSeconds() + body_seconds);
+	};
 	policy.RequestSent();
 	std::unique_lock<std::mutex> guard(race->lock);
 	race->LaunchLocked(threads, 0, race);
 	auto last = race->started[0] + Duration(timeout_seconds / 2);
-	auto deadline = race->started[0] + Duration(policy.DeadlineSeconds());
+	auto deadline = deadline_now();
 	while (deadline <= last) {
 		if (race->changed.wait_until(guard, deadline, [&] { return race->began[0] || race->finished[0]; })) {
 			break;
 		}
 		// The deadline as the policy says now: a GET sent among a query's first is judged by what the GETs sent
 		// beside it took, not by the few that had answered when it went out (the fastest of them).
-		auto learnt = race->started[0] + Duration(policy.DeadlineSeconds());
+		auto learnt = deadline_now();
 		if (learnt > Clock::now()) {
 			deadline = learnt;
 			continue;

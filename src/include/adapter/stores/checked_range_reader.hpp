@@ -206,10 +206,8 @@ private:
 	//! Told when the store asks for less (503 Slow Down, 429): the stats, the streams of the database's reads, the
 	//! hedging policy.
 	ThrottleListeners throttle_listeners;
-	//! The database's hedging policy and the threads hedged GETs are sent on, when the open's settings hedge reads
-	//! (httpfs2_hedge_reads); both outlive the readers their threads keep (ExtensionState).
-	HedgePolicy *hedges = nullptr;
-	IoPool *request_threads = nullptr;
+	//! How its GETs are hedged; not at all where the policy is null (httpfs2_hedge_reads off for the open).
+	ReadHedging hedging;
 	std::atomic<ReadFallback> fallback {ReadFallback::NONE};
 	//! The connection's auto_fallback_to_full_download when the reader was made.
 	bool full_download_allowed = true;

@@ -88,9 +88,8 @@ private:
 	//! The connection's query was cancelled (QueryCancelled).
 	std::function<bool()> cancelled;
 	Counter counted = Counter::VERSION_REQUESTS;
-	//! The database's hedging policy and the threads hedged GETs are sent on (ExtensionState); null: not hedged.
-	HedgePolicy *hedges = nullptr;
-	IoPool *request_threads = nullptr;
+	//! How its GETs are hedged; not at all where the policy is null.
+	ReadHedging hedging;
 };
 
 } // namespace httpfs2

@@ -10,6 +10,9 @@
 #pragma once
 
 #include "adapter/compat/duckdb_api.hpp"
+#include "core/common/cost_model.hpp"
+#include "core/common/io_pool.hpp"
+#include "core/requests/hedge_policy.hpp"
 #include "core/requests/retry_policy.hpp"
 #include "duckdb/common/file_opener.hpp"
 #include "duckdb/common/http_util.hpp"
@@ -58,6 +61,28 @@ duckdb::unique_ptr<duckdb::HTTPParams> QuietParams(duckdb::HTTPUtil &http, const
 //! database's hedging policy, the admission gate of the path's prefix (which the request's attempts pass first).
 ThrottleListeners ReadThrottleListeners(duckdb::ClientContext &context, IoStats &stats, StreamController *streams,
                                         const std::string &path);
+
+//! Whether `http`'s client calls a request's response handler as the head arrives (httpfs's httplib client), not once
+//! the whole body is in (its curl client, HTTPFS-Curl).
+bool HeadsBeforeBody(duckdb::HTTPUtil &http);
+
+//! How a read's GETs are hedged (RequestRace): the database's policy and the threads hedged GETs are sent on, both
+//! outliving the readers their threads keep (ExtensionState); and, where the client tells of an answer only with its
+//! body, what that body adds to the wait (the streams' bandwidth the cost model learnt): a large GET is as slow as
+//! its size, not a straggler.
+struct ReadHedging {
+	//! Null: not hedged (httpfs2_hedge_reads off for the open).
+	HedgePolicy *policy = nullptr;
+	IoPool *threads = nullptr;
+	const CostModel *model = nullptr;
+	bool heads_before_body = true;
+
+	//! As the settings of `opener` (a connection of `context`'s database) say.
+	static ReadHedging For(duckdb::ClientContext &context, duckdb::optional_ptr<duckdb::FileOpener> opener);
+	//! The seconds a body of `bytes` adds to an answer's first byte. Until a rate was learnt, a body the size the cost
+	//! model learns rates from may take any time: it waits as long as a GET does before first bytes are known.
+	double BodySeconds(uint64_t bytes) const;
+};
 
 //! Whether the query of `context`'s connection was interrupted, or the connection is gone (no query is left to send
 //! for): what the attempts of a request sent for that connection, and their waits at the gate, stop for

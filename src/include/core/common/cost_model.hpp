@@ -63,6 +63,10 @@ public:
 	//! The n in [1, max_fanout] with the least predicted time (the smallest on ties); max_fanout when cold.
 	uint64_t ChooseFanout(uint64_t bytes, uint64_t max_fanout, double overhead_s) const;
 
+	//! Puts in `seconds` what a body of `bytes` takes to come over one stream once it flows; false until a bandwidth
+	//! was observed.
+	bool BodySeconds(uint64_t bytes, double &seconds) const;
+
 	CostModelSnapshot Snapshot() const;
 	void Reset();
 

@@ -53,22 +53,24 @@ public:
 	};
 
 	//! Sends the request and, past the deadline with no answer begun (the policy's when it comes, learnt meanwhile from
-	//! the requests sent beside it), its hedge (when the policy allows, asked again
-	//! each deadline later while it does not; only within half of `timeout_seconds`, the request's own: later, its
-	//! timeout and retry do as much);
-	//! returns once the winner's sender returned (rethrowing what it threw): no sender writes into the caller's memory
-	//! after that.
-	static Outcome Run(IoPool &threads, HedgePolicy &policy, double timeout_seconds, Sender sender);
+	//! the requests sent beside it, plus `body_seconds`: the time its body takes to come where the client tells of an
+	//! answer only once its body is in, as curl does in httpfs; 0 where heads come first), its hedge (when the policy
+	//! allows, asked again each deadline later while it does not; only within half of `timeout_seconds`, the request's
+	//! own: later, its timeout and retry do as much); returns once the winner's sender returned (rethrowing what it
+	//! threw): no sender writes into the caller's memory after that.
+	static Outcome Run(IoPool &threads, HedgePolicy &policy, double timeout_seconds, Sender sender,
+	                   double body_seconds = 0);
 
 	//! Run for senders that each fill an answer of their own (`send(ANSWER &, Entry &)`, which must own what it uses
 	//! but the caller's memory): `answer` gets the winner's; `stats` counts a hedge sent, and won where the hedge's
 	//! answer is one the caller uses (`used(const ANSWER &)`).
 	template <class ANSWER, class SEND, class USED>
-	static void RunInto(IoPool &threads, HedgePolicy &policy, double timeout_seconds, IoStats &stats, SEND send,
-	                    USED used, ANSWER &answer) {
+	static void RunInto(IoPool &threads, HedgePolicy &policy, double timeout_seconds, double body_seconds,
+	                    IoStats &stats, SEND send, USED used, ANSWER &answer) {
 		auto answers = std::make_shared<std::array<ANSWER, 2>>();
-		auto outcome = Run(threads, policy, timeout_seconds,
-		                   [answers, send](Entry &entry) { send((*answers)[entry.slot], entry); });
+		auto outcome = Run(
+		    threads, policy, timeout_seconds, [answers, send](Entry &entry) { send((*answers)[entry.slot], entry); },
+		    body_seconds);
 		answer = std::move((*answers)[outcome.winner]);
 		if (outcome.hedged) {
 			stats.Add(Counter::HEDGES_SENT);
