@@ -164,7 +164,8 @@ void WrappedFileSystem::ReadForReader(ReadHandle &handle, void *buffer, int64_t 
 	if (nr_bytes > 0 && handle.ReadsThroughRangeReader() && location <= handle.file_size &&
 	    static_cast<idx_t>(nr_bytes) <= handle.file_size - location) {
 		try {
-			handle.ReadChecked(ByteRange {location, static_cast<idx_t>(nr_bytes)}, static_cast<char *>(buffer), *stats);
+			handle.ReadChecked(ByteRange {location, static_cast<idx_t>(nr_bytes)}, static_cast<char *>(buffer), *stats,
+			                   state->cost_model);
 			return;
 		} catch (ReadsDeclined &) {
 			// Read as the fallback says, below.

@@ -3,7 +3,10 @@
 #include "adapter/compat/duckdb_api.hpp"
 #include "adapter/handles/read_ahead_attachment.hpp"
 #include "adapter/stores/checked_range_reader.hpp"
+#include "core/common/cost_model.hpp"
 #include "core/split/range_planner.hpp"
+
+#include <chrono>
 
 namespace httpfs2 {
 
@@ -65,12 +68,20 @@ bool ReadHandle::ReadsWholeObject() const {
 	                        (range_reader && range_reader->Fallback() == ReadFallback::WHOLE_OBJECT));
 }
 
-void ReadHandle::ReadChecked(const ByteRange &range, char *destination, IoStats &stats) {
+void ReadHandle::ReadChecked(const ByteRange &range, char *destination, IoStats &stats, CostModel &model) {
 	auto &reader = *range_reader;
 	stats.Add(Counter::READS_CHECKED);
-	if (!Buffered() || reader.CacheOn()) {
+	if (reader.CacheOn()) {
 		stats.RecordCheckedGet();
 		reader.Read(range, destination);
+		return;
+	}
+	if (!Buffered()) {
+		stats.RecordCheckedGet();
+		auto start = std::chrono::steady_clock::now();
+		reader.Read(range, destination);
+		model.ObserveSubRead(range.length,
+		                     std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
 		return;
 	}
 	window.Read(range, file_size, destination, [&reader, &stats](const ByteRange &span, char *bytes) {

@@ -8,6 +8,8 @@
 #include "duckdb/logging/logger.hpp"
 #include "duckdb/main/client_context.hpp"
 
+#include <algorithm>
+
 namespace httpfs2 {
 
 RequestLog::RequestLog(duckdb::HTTPParams &params, duckdb::optional_ptr<duckdb::FileOpener> opener)
@@ -98,12 +100,14 @@ ReadHedging ReadHedging::For(duckdb::ClientContext &context, duckdb::optional_pt
 	return hedging;
 }
 
+constexpr double ReadHedging::COLD_BYTES_PER_SECOND;
+
 double ReadHedging::BodySeconds(uint64_t bytes) const {
 	double seconds = 0;
 	if (heads_before_body || !model || model->BodySeconds(bytes, seconds)) {
 		return seconds;
 	}
-	return bytes < CostModel::MIN_BANDWIDTH_SAMPLE_BYTES ? 0 : HedgePolicy::COLD_SECONDS;
+	return std::min(static_cast<double>(bytes) / COLD_BYTES_PER_SECOND, HedgePolicy::COLD_SECONDS);
 }
 
 std::function<bool()> QueryCancelled(duckdb::ClientContext &context) {

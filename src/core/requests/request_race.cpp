@@ -66,12 +66,15 @@ struct RaceState {
 				thrown = std::current_exception();
 			}
 			current_race = nullptr;
-			std::lock_guard<std::mutex> guard(self->lock);
-			self->error[slot] = thrown;
-			self->finished[slot] = true;
-			if (self->began[slot] && self->first_answered == NOBODY) {
-				self->first_answered = slot;
+			{
+				std::lock_guard<std::mutex> guard(self->lock);
+				self->error[slot] = thrown;
+				self->finished[slot] = true;
+				if (self->began[slot] && self->first_answered == NOBODY) {
+					self->first_answered = slot;
+				}
 			}
+			// Told outside the lock, so the caller woken does not wait for it at once (`self` keeps the state).
 			self->changed.notify_all();
 		});
 	}
@@ -105,7 +108,9 @@ void RequestRace::Entry::FirstByte() {
 		race->first_began = slot;
 		race->policy.ObserveFirstByte(Seconds(Clock::now() - race->started[slot]) - race->body_seconds);
 	}
-	race->changed.notify_all();
+	// The caller is not woken for it: a begun answer only spares it the hedge it would send at its deadline, where it
+	// looks. Waking it here and again at the end cost a GET a context switch and a wait on this lock (each GET is
+	// handed to a thread of its own; with curl the head comes a moment before the end).
 }
 
 bool RequestRace::Entry::Claim() {

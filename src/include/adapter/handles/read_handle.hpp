@@ -20,6 +20,7 @@
 
 namespace httpfs2 {
 
+class CostModel;
 class CheckedRangeReader;
 class ReadAheadAttachment;
 
@@ -80,8 +81,10 @@ public:
 	bool ReadsThroughRangeReader() const;
 	//! Reads `range` (within the file) through range_reader: where httpfs's handle would buffer (Buffered) and the
 	//! block cache is off, through `window`, so that the GETs ask for what httpfs's would. Throws as
-	//! CheckedRangeReader::Read. Counts the read and the GETs it asked for in `stats`.
-	void ReadChecked(const ByteRange &range, char *destination, IoStats &stats);
+	//! CheckedRangeReader::Read. Counts the read and the GETs it asked for in `stats`; a read sent whole (not through
+	//! the window nor the cache) is a stream's transfer `model` learns from, as a split's pieces are: on DuckDB 2.0 the
+	//! host's own pieces are all the reads some queries make.
+	void ReadChecked(const ByteRange &range, char *destination, IoStats &stats, CostModel &model);
 	//! Whether httpfs's handle buffers this handle's reads (opened without direct IO or parallel access).
 	bool Buffered() const {
 		return !flags.DirectIO() && !flags.RequireParallelAccess();

@@ -79,8 +79,13 @@ struct ReadHedging {
 
 	//! As the settings of `opener` (a connection of `context`'s database) say.
 	static ReadHedging For(duckdb::ClientContext &context, duckdb::optional_ptr<duckdb::FileOpener> opener);
-	//! The seconds a body of `bytes` adds to an answer's first byte. Until a rate was learnt, a body the size the cost
-	//! model learns rates from may take any time: it waits as long as a GET does before first bytes are known.
+	//! The rate a body is taken to come at until the cost model learnt one (a query's first GETs go out together,
+	//! before any has ended): a slow stream's. On a faster link a stall among them is hedged later than it could be (a
+	//! 2 MiB piece 0.25 s later); on a slower one a GET may be hedged for its body, within the hedge budget.
+	static constexpr double COLD_BYTES_PER_SECOND = 8.0 * 1024 * 1024;
+
+	//! The seconds a body of `bytes` adds to an answer's first byte (at most HedgePolicy's cold deadline while the rate
+	//! is assumed).
 	double BodySeconds(uint64_t bytes) const;
 };
 
