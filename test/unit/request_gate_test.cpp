@@ -161,6 +161,32 @@ TEST(RequestGate, ACancelledWaitAtTheGateEndsWithinASlice) {
 	EXPECT_GT(stats.Snapshot().Get(Counter::GATE_WAIT_MICROS), 0u);
 }
 
+//! A request that ends work (an upload's abort) is not held to the prefix's pace: sent at once, and its answer still
+//! heard by the gate.
+TEST(RequestGate, AnUnpacedRequestGoesWithoutWaitingItsTurn) {
+	auto gate = std::make_shared<RequestGate>();
+	auto now = StreamController::Now();
+	for (int i = 0; i < 3; i++) {
+		gate->Throttled(now);
+	}
+	gate->Admit(now); // a paced request would wait a second
+	auto rate = gate->Rate();
+	ThrottleListeners listeners;
+	listeners.gate = gate;
+	RequestAttempts attempts(RetryBackoff {100, 4, 1000}, 4, listeners);
+	attempts.Unpaced();
+	std::vector<int64_t> slept;
+	attempts.sleep = [&](std::chrono::milliseconds wait) {
+		slept.push_back(wait.count());
+	};
+	int attempt = 0;
+	auto outcome = attempts.Run(
+	    attempt, [](int &) { return AttemptOutcome::DONE; }, [](int &) { return false; });
+	EXPECT_EQ(outcome, AttemptOutcome::DONE);
+	EXPECT_TRUE(slept.empty()) << "waited at the gate";
+	EXPECT_GT(gate->Rate(), rate) << "its answer was not told to the gate (a pass grows the rate)";
+}
+
 //! The gate of a prefix: a path's folder, query left out, the store named by its scheme and bucket.
 TEST(RequestGate, APrefixIsAPathsFolder) {
 	EXPECT_EQ(RequestGates::PrefixOf("s3://bucket/data/part-1.parquet"), "s3://bucket/data");

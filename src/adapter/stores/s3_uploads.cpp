@@ -191,7 +191,7 @@ private:
 		try {
 			duckdb::unique_ptr<duckdb::DeleteRequestInfo> info;
 			bool in_doubt = false;
-			requests->SendAttempts(
+			requests->SendCleanup(
 			    [&](duckdb::HTTPParams &params, uint64_t &signed_with) -> duckdb::BaseRequest & {
 				    auto request =
 				        Signed("DELETE", {{"uploadId", upload_id}}, SigV4Request::EMPTY_PAYLOAD_SHA256, signed_with);
@@ -224,7 +224,7 @@ private:
 			duckdb::unique_ptr<duckdb::GetRequestInfo> info;
 			bool in_doubt = false;
 			// Tried as hard as an abort: what it finds is left open otherwise.
-			auto response = requests->SendAttempts(
+			auto response = requests->SendCleanup(
 			    [&](duckdb::HTTPParams &params, uint64_t &signed_with) -> duckdb::BaseRequest & {
 				    auto request = Signed("GET", {{"uploads", ""}, {"prefix", address.key}},
 				                          SigV4Request::EMPTY_PAYLOAD_SHA256, signed_with, address.bucket_path);

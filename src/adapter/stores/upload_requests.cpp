@@ -92,11 +92,19 @@ unique_ptr<duckdb::HTTPResponse> UploadRequests::SendAttempts(const MakeRequest 
 	return SendUntil(make, what, min_attempts, in_doubt, nullptr);
 }
 
+unique_ptr<duckdb::HTTPResponse> UploadRequests::SendCleanup(const MakeRequest &make, const string &what,
+                                                             uint64_t min_attempts, bool &in_doubt) {
+	return SendUntil(make, what, min_attempts, in_doubt, nullptr, false);
+}
+
 unique_ptr<duckdb::HTTPResponse> UploadRequests::SendUntil(const MakeRequest &make, const string &what,
                                                            uint64_t min_attempts, bool &in_doubt,
-                                                           const std::function<bool()> &until) {
+                                                           const std::function<bool()> &until, bool paced) {
 	RequestAttempts attempts(RetryBackoffOf(*params, MAX_RETRY_WAIT_MS),
 	                         std::max<uint64_t>(params->retries + 1, min_attempts), throttle_listeners);
+	if (!paced) {
+		attempts.Unpaced();
+	}
 	attempts.ReportDoubtTo(in_doubt);
 	if (until) {
 		attempts.CancelWith(until);

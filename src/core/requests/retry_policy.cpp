@@ -103,7 +103,7 @@ bool RequestAttempts::Again(AttemptOutcome outcome, const std::function<bool()> 
 }
 
 bool RequestAttempts::Admit() {
-	if (!listeners.gate) {
+	if (!listeners.gate || !paced) {
 		return true;
 	}
 	auto wait = listeners.gate->Admit(StreamController::Now());

@@ -51,6 +51,11 @@ public:
 	//! "httpfs2: <what> of '<path>' failed: " and the request's URL redacted.
 	duckdb::unique_ptr<duckdb::HTTPResponse> SendAttempts(const MakeRequest &make, const std::string &what,
 	                                                      uint64_t min_attempts, bool &in_doubt);
+	//! SendAttempts for a request that ends an abandoned upload (an abort, the listing that finds begins whose answer
+	//! was lost): not held to the prefix's pace at its gate (told of its answer all the same). One request that takes
+	//! load off the store, which behind the turns the throttled parts took would keep the upload open seconds longer.
+	duckdb::unique_ptr<duckdb::HTTPResponse> SendCleanup(const MakeRequest &make, const std::string &what,
+	                                                     uint64_t min_attempts, bool &in_doubt);
 	//! SendAttempts for a request that may arrive twice (a part, a whole object, a HEAD: the same bytes under the same
 	//! name, whichever attempt arrived).
 	duckdb::unique_ptr<duckdb::HTTPResponse> SendIdempotent(const MakeRequest &make, const std::string &what);
@@ -76,10 +81,10 @@ private:
 
 	//! Where `request` takes a kept connection and gives it back: the transaction's, else this upload's own.
 	ClientPool &ClientsFor(const duckdb::BaseRequest &request);
-	//! SendAttempts, stopped once `cancelled` says so (when set).
+	//! SendAttempts, stopped once `cancelled` says so (when set), held to the prefix's pace where `paced`.
 	duckdb::unique_ptr<duckdb::HTTPResponse> SendUntil(const MakeRequest &make, const std::string &what,
 	                                                   uint64_t min_attempts, bool &in_doubt,
-	                                                   const std::function<bool()> &until);
+	                                                   const std::function<bool()> &until, bool paced = true);
 	//! Sends one attempt of the request `make` builds into `attempt`: what it came to.
 	AttemptOutcome Send(const MakeRequest &make, Attempt &attempt);
 	//! What an attempt of `request` answered `response` came to.

@@ -166,6 +166,11 @@ public:
 	bool Cancelled() const {
 		return cancelled;
 	}
+	//! The attempts do not wait at the gate for a turn (it still hears of their answers): for a request that ends work
+	//! (UploadRequests::SendCleanup).
+	void Unpaced() {
+		paced = false;
+	}
 
 private:
 	//! Waits at the gate of the request's prefix, if any, until it admits the attempt (counted in the stats); false
@@ -188,6 +193,7 @@ private:
 	uint64_t throttled = 0;
 	std::function<bool()> cancel_check;
 	bool cancelled = false;
+	bool paced = true;
 };
 
 } // namespace httpfs2
