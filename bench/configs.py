@@ -46,7 +46,8 @@ CONFIGS = {
         Config("httpfs2 no hedging", {PARALLEL + "enabled": True, READ_AHEAD: True, "httpfs2_hedge_reads": False}),
         # The same query on the local files the rig serves: the floor no remote read can go under at these threads.
         Config("local", None, local=True),
-        # DuckDB 1.5.6, the 1.5 line's newest (issue 43): its httpfs alone (built from ../shared/vendor) and with httpfs2.
+        # DuckDB 1.5.6, the 1.5 line's newest (issue 43): its httpfs (built from ../shared/vendor)
+        # alone and with httpfs2.
         Config("1.5.6", None, duckdb="1.5.6"),
         Config("1.5.6 httpfs2", {PARALLEL + "enabled": True, READ_AHEAD: True}, duckdb="1.5.6"),
         # DuckDB 2.0.1 (issue 43): alone with its defaults, alone tuned as its async IO is best on the rig, with
