@@ -323,7 +323,8 @@ void CheckedRangeReader::Read(const ByteRange &range, char *destination) {
 		return;
 	}
 	auto size = Expected().size;
-	if (range.End() == size && ReadHeldTailPiece(*cache, key, size, TailPieceLength(), range, destination, stats)) {
+	// Any read within the tail piece: DuckDB 2.0 reads a Parquet footer's metadata apart from the tail it read first.
+	if (ReadHeldTailPiece(*cache, key, size, TailPieceLength(), range, destination, stats)) {
 		return;
 	}
 	auto fetch = [this](const ByteRange &span, char *bytes, CacheKey &proven) {

@@ -70,6 +70,33 @@ ByteRange PieceRange(uint64_t index) {
 	return ByteRange {(index & ~(uint64_t(1) << 63)) >> 18, index & (BLOCK - 1)};
 }
 
+//! A piece the cache holds, and the bytes of the object it holds.
+struct HeldPiece {
+	uint64_t index;
+	ByteRange range;
+};
+
+//! Pieces of `held` that cover `range` from its start on, each time the one that reaches furthest from where the last
+//! one ended; none when they leave a gap.
+std::vector<HeldPiece> CoverOf(const ByteRange &range, const std::vector<HeldPiece> &held) {
+	std::vector<HeldPiece> cover;
+	for (auto covered = range.offset; covered < range.End();) {
+		const HeldPiece *best = nullptr;
+		for (auto &piece : held) {
+			if (piece.range.offset <= covered && piece.range.End() > covered &&
+			    (!best || piece.range.End() > best->range.End())) {
+				best = &piece;
+			}
+		}
+		if (!best) {
+			return {};
+		}
+		cover.push_back(*best);
+		covered = best->range.End();
+	}
+	return cover;
+}
+
 //! Serves `unit` from the cache: from its block whole, or, for a piece, from pieces held that cover it (the same
 //! bytes read in one read once and in two another time: a scan that reads a file's column chunks one by one, another
 //! that reads them in one span). Reads into `buffer` (BLOCK bytes) and copies what `range` wants into `destination`;
@@ -89,31 +116,33 @@ bool GetUnit(BlockCache &cache, const CacheKey &key, const Unit &unit, uint64_t 
 		served += CopyOverlap(whole, buffer, range, destination);
 		return true;
 	}
-	auto held = cache.HeldIndices(key, PieceIndex(ByteRange {whole.offset, 0}), PieceIndex(ByteRange {whole.End(), 0}));
-	// From the unit's start on, each time the piece that reaches furthest from where the last one ended.
-	std::vector<uint64_t> cover;
-	for (auto covered = unit.range.offset; covered < unit.range.End();) {
-		uint64_t best = 0;
-		for (auto index : held) {
-			auto piece = PieceRange(index);
-			if (piece.offset <= covered && piece.End() > covered && (!best || piece.End() > PieceRange(best).End())) {
-				best = index;
+	std::vector<HeldPiece> held;
+	for (auto index :
+	     cache.HeldIndices(key, PieceIndex(ByteRange {whole.offset, 0}), PieceIndex(ByteRange {whole.End(), 0}))) {
+		held.push_back(HeldPiece {index, PieceRange(index)});
+	}
+	auto cover = CoverOf(unit.range, held);
+	if (cover.empty() && whole.End() + BLOCK > object_size) {
+		// The object's tail pieces cover the end of its last blocks too: a footer's metadata read apart from its tail
+		// (DuckDB reads it so), served from the tail piece cold, is part of a span read warm.
+		for (auto index : cache.HeldIndices(key, TailPieceIndex(1), TailPieceIndex(BLOCK + 1))) {
+			auto length = index - TailPieceIndex(0);
+			if (length <= object_size) {
+				held.push_back(HeldPiece {index, ByteRange {object_size - length, length}});
 			}
 		}
-		if (!best) {
-			return false;
-		}
-		cover.push_back(best);
-		covered = PieceRange(best).End();
+		cover = CoverOf(unit.range, held);
+	}
+	if (cover.empty()) {
+		return false;
 	}
 	auto from = unit.range.offset;
-	for (auto index : cover) {
-		auto piece = PieceRange(index);
-		if (!cache.Get(key, index, piece.length, buffer)) {
+	for (auto &piece : cover) {
+		if (!cache.Get(key, piece.index, piece.range.length, buffer)) {
 			return false; // removed meanwhile, or corrupt (and removed now)
 		}
-		ByteRange part {from, std::min(piece.End(), unit.range.End()) - from};
-		served += CopyOverlap(piece, buffer, part, destination + (part.offset - range.offset));
+		ByteRange part {from, std::min(piece.range.End(), unit.range.End()) - from};
+		served += CopyOverlap(piece.range, buffer, part, destination + (part.offset - range.offset));
 		from = part.End();
 	}
 	return true;
