@@ -107,6 +107,9 @@ double ReadHedging::BodySeconds(uint64_t bytes) const {
 	if (heads_before_body || !model || model->BodySeconds(bytes, seconds)) {
 		return seconds;
 	}
+	if (bytes < CostModel::MIN_BANDWIDTH_SAMPLE_BYTES) {
+		return 0;
+	}
 	return std::min(static_cast<double>(bytes) / COLD_BYTES_PER_SECOND, HedgePolicy::COLD_SECONDS);
 }
 

@@ -79,9 +79,11 @@ struct ReadHedging {
 
 	//! As the settings of `opener` (a connection of `context`'s database) say.
 	static ReadHedging For(duckdb::ClientContext &context, duckdb::optional_ptr<duckdb::FileOpener> opener);
-	//! The rate a body is taken to come at until the cost model learnt one (a query's first GETs go out together,
-	//! before any has ended): a slow stream's. On a faster link a stall among them is hedged later than it could be (a
-	//! 2 MiB piece 0.25 s later); on a slower one a GET may be hedged for its body, within the hedge budget.
+	//! The rate a body of CostModel::MIN_BANDWIDTH_SAMPLE_BYTES or more is taken to come at until the cost model learnt
+	//! one (a query's first GETs go out together, before any has ended): a slow stream's; a smaller body is mostly
+	//! first byte and adds nothing then (a tail's hedge keeps within half its own deadline). On a faster link a stall
+	//! among them is hedged later than it could be (a 2 MiB piece 0.25 s later); on a slower one a GET may be hedged
+	//! for its body, within the hedge budget.
 	static constexpr double COLD_BYTES_PER_SECOND = 8.0 * 1024 * 1024;
 
 	//! The seconds a body of `bytes` adds to an answer's first byte (at most HedgePolicy's cold deadline while the rate
