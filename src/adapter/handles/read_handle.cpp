@@ -71,17 +71,14 @@ bool ReadHandle::ReadsWholeObject() const {
 void ReadHandle::ReadChecked(const ByteRange &range, char *destination, IoStats &stats, CostModel &model) {
 	auto &reader = *range_reader;
 	stats.Add(Counter::READS_CHECKED);
-	if (reader.CacheOn()) {
-		stats.RecordCheckedGet();
-		reader.Read(range, destination);
-		return;
-	}
-	if (!Buffered()) {
+	if (!Buffered() || reader.CacheOn()) {
 		stats.RecordCheckedGet();
 		auto start = std::chrono::steady_clock::now();
 		reader.Read(range, destination);
-		model.ObserveSubRead(range.length,
-		                     std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+		if (!reader.CacheOn()) { // a cache hit is no transfer
+			model.ObserveSubRead(range.length,
+			                     std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+		}
 		return;
 	}
 	window.Read(range, file_size, destination, [&reader, &stats](const ByteRange &span, char *bytes) {
