@@ -1,6 +1,7 @@
 #include "adapter/stores/checked_range_reader.hpp"
 
 #include "adapter/compat/duckdb_api.hpp"
+#include "adapter/stores/store_get.hpp"
 
 #include "core/cache/cached_read.hpp"
 #include "core/formats/parquet_layout.hpp"
@@ -40,20 +41,16 @@ auto InterruptingCancelledWaits(WAIT &&wait) -> decltype(wait()) {
 }
 } // namespace
 
-//! What one request's answer was; filled by the client's callbacks.
-struct CheckedRangeReader::Attempt {
-	bool answered = false;
+//! What one request's answer was (StoreGet's exchange: `taken` is the bytes written to the destination), and what the
+//! reader made of it.
+struct CheckedRangeReader::Attempt : StoreGet::Exchange {
 	RangeAnswer answer;
 	RangeVerdict verdict = RangeVerdict::NOT_SUCCESS;
 	string why;
-	uint64_t received = 0;
-	//! The start of an error's body, for the store's error code.
-	string error_body;
 	//! The URL it was sent to (an az:// blob's may carry a SAS token: never in a message).
 	string url;
 	//! The generation of the credentials it was signed with.
 	uint64_t signed_with = 0;
-	unique_ptr<duckdb::HTTPResponse> response;
 };
 
 //! Whether an HTTP secret applies to `url`: its bearer token and extra headers are added by httpfs's handles only.
@@ -221,49 +218,29 @@ void CheckedRangeReader::Send(const ByteRange &range, char *destination, Attempt
 	auto client = clients->Take();
 	auto request = Request(range, attempt.signed_with);
 	attempt.url = request.first;
-	duckdb::GetRequestInfo get(
-	    request.first, request.second, *params,
-	    [&](const duckdb::HTTPResponse &response) {
-		    if (entry) {
-			    entry->FirstByte();
-		    }
-		    // A client may call this again for a redirect's target: each answer starts over.
-		    attempt.answered = true;
-		    attempt.received = 0;
-		    attempt.error_body.clear();
-		    attempt.answer = RangeAnswerOf(response);
-		    // A client that lost the connection (curl) still reports the answer it got so far: a failure to retry.
-		    attempt.verdict = response.HasRequestError() ? RangeVerdict::NOT_SUCCESS
-		                                                 : CheckAndAdopt(range, attempt.answer, attempt.why);
-		    if (attempt.verdict == RangeVerdict::EXACT && attempt.answer.status == 206) {
-			    ConfirmRanges(); // the requests waiting for this head go now, beside its body
-		    }
-		    // The body of a wrong answer is not read (httplib stops; curl has it already).
-		    return attempt.verdict == RangeVerdict::EXACT || attempt.verdict == RangeVerdict::NOT_SUCCESS;
-	    },
-	    [&](duckdb::const_data_ptr_t data, duckdb::idx_t length) {
-		    if (attempt.verdict != RangeVerdict::EXACT) {
-			    static constexpr size_t MAX_ERROR_BODY = 4096;
-			    attempt.error_body.append(reinterpret_cast<const char *>(data),
-			                              std::min<size_t>(length, MAX_ERROR_BODY - attempt.error_body.size()));
-			    return attempt.error_body.size() < MAX_ERROR_BODY;
-		    }
-		    if (entry && attempt.received == 0 && !entry->Claim()) {
-			    return false; // the other request of the race writes the destination
-		    }
-		    if (attempt.received + length > range.length) {
-			    attempt.verdict = RangeVerdict::WRONG_RANGE;
-			    attempt.why = "more than the " + std::to_string(range.length) + " bytes asked for";
-			    return false;
-		    }
-		    std::memcpy(destination + attempt.received, data, length);
-		    attempt.received += length;
-		    return true;
-	    });
-	// Failures come back as answers: the attempts are made here.
-	get.try_request = true;
-	attempt.response = log.Send(params->http_util, get, &client);
-	if (attempt.answered && attempt.verdict == RangeVerdict::EXACT && attempt.received == range.length) {
+	auto head = [&](const duckdb::HTTPResponse &response) {
+		attempt.answer = RangeAnswerOf(response);
+		// A client that lost the connection (curl) still reports the answer it got so far: a failure to retry.
+		attempt.verdict =
+		    response.HasRequestError() ? RangeVerdict::NOT_SUCCESS : CheckAndAdopt(range, attempt.answer, attempt.why);
+		if (attempt.verdict == RangeVerdict::EXACT && attempt.answer.status == 206) {
+			ConfirmRanges(); // the requests waiting for this head go now, beside its body
+		}
+		return attempt.verdict == RangeVerdict::EXACT         ? StoreGet::Head::WANTED
+		       : attempt.verdict == RangeVerdict::NOT_SUCCESS ? StoreGet::Head::ERROR_BODY
+		                                                      : StoreGet::Head::STOP;
+	};
+	auto body = [&](const char *data, size_t length) {
+		if (attempt.taken + length > range.length) {
+			attempt.verdict = RangeVerdict::WRONG_RANGE;
+			attempt.why = "more than the " + std::to_string(range.length) + " bytes asked for";
+			return false;
+		}
+		std::memcpy(destination + attempt.taken, data, length);
+		return true;
+	};
+	StoreGet::Send(*params, log, request.first, request.second, &client, entry, head, body, attempt);
+	if (attempt.answered && attempt.verdict == RangeVerdict::EXACT && attempt.taken == range.length) {
 		clients->GiveBack(std::move(client));
 	}
 }
@@ -278,7 +255,7 @@ void CheckedRangeReader::SendHedged(const ByteRange &range, char *destination, A
 		    self->Send(range, destination, sent, &entry);
 	    },
 	    [range](const Attempt &won) {
-		    return won.verdict == RangeVerdict::EXACT && won.received == range.length; // its bytes are the read's
+		    return won.verdict == RangeVerdict::EXACT && won.taken == range.length; // its bytes are the read's
 	    },
 	    attempt);
 }
@@ -475,12 +452,12 @@ void CheckedRangeReader::ReadWithRetries(const ByteRange &range, char *destinati
 AttemptOutcome CheckedRangeReader::Judge(const ByteRange &range, Attempt &attempt) {
 	switch (attempt.answered ? attempt.verdict : RangeVerdict::NOT_SUCCESS) {
 	case RangeVerdict::EXACT:
-		if (attempt.received == range.length) {
+		if (attempt.taken == range.length) {
 			ConfirmRanges();
 			return AttemptOutcome::DONE;
 		}
 		// A connection cut mid-body: sent again, as httpfs would.
-		attempt.why = "the answer ended after " + std::to_string(attempt.received) + " of " +
+		attempt.why = "the answer ended after " + std::to_string(attempt.taken) + " of " +
 		              std::to_string(range.length) + " bytes";
 		return AttemptOutcome::FAILED;
 	case RangeVerdict::RANGES_IGNORED:

@@ -1,5 +1,7 @@
 #include "adapter/stores/s3_stand_in_get.hpp"
 
+#include "adapter/stores/store_get.hpp"
+
 #include "core/requests/s3_request.hpp"
 #include "duckdb/main/client_context.hpp"
 
@@ -10,12 +12,10 @@ namespace httpfs2 {
 
 using std::string;
 
-//! What one attempt's answer was; filled by the client's callbacks.
-struct S3StandInGet::Attempt {
+//! What one attempt's answer was (StoreGet's exchange), and what it was signed with.
+struct S3StandInGet::Attempt : StoreGet::Exchange {
 	S3StandInGet::Answer answer;
 	bool success = false;
-	//! The start of an error's body, for the store's error code.
-	string error_body;
 	//! The generation of the credentials it was signed with.
 	uint64_t signed_with = 0;
 };
@@ -55,7 +55,6 @@ S3Credentials S3StandInGet::Credentials() const {
 }
 
 void S3StandInGet::SendOnce(const Sign &sign, uint64_t max_body, Attempt &attempt, RequestRace::Entry *entry) {
-	static constexpr size_t MAX_ERROR_BODY = 4096;
 	stats.Add(counted);
 	auto request = sign(credentials->Current(attempt.signed_with));
 	auto start = std::chrono::steady_clock::now();
@@ -63,38 +62,22 @@ void S3StandInGet::SendOnce(const Sign &sign, uint64_t max_body, Attempt &attemp
 		return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 	};
 	auto &answer = attempt.answer;
-	duckdb::GetRequestInfo get(
-	    request.first, request.second, *params,
-	    [&](const duckdb::HTTPResponse &response) {
-		    if (entry) {
-			    entry->FirstByte();
-		    }
-		    // A client may call this again for a redirect's target: each answer starts over.
-		    answer.first_byte_seconds = since_start();
-		    answer.body.clear();
-		    attempt.error_body.clear();
-		    auto status = static_cast<int>(response.status);
-		    attempt.success = !response.HasRequestError() && status >= 200 && status < 300;
-		    return true;
-	    },
-	    [&](duckdb::const_data_ptr_t data, duckdb::idx_t length) {
-		    auto bytes = reinterpret_cast<const char *>(data);
-		    if (!attempt.success) {
-			    attempt.error_body.append(bytes, std::min<size_t>(length, MAX_ERROR_BODY - attempt.error_body.size()));
-			    return attempt.error_body.size() < MAX_ERROR_BODY;
-		    }
-		    if (entry && answer.body.empty() && !entry->Claim()) {
-			    return false; // the other request of the race answered first: its answer stands
-		    }
-		    if (answer.body.size() + length > max_body) {
-			    return false; // longer than any answer asked for (a server that ignored a range)
-		    }
-		    answer.body.append(bytes, length);
-		    return true;
-	    });
-	// Failures come back as answers: the attempts are made here.
-	get.try_request = true;
-	answer.response = log.Send(params->http_util, get);
+	auto head = [&](const duckdb::HTTPResponse &response) {
+		answer.first_byte_seconds = since_start();
+		answer.body.clear();
+		auto status = static_cast<int>(response.status);
+		attempt.success = !response.HasRequestError() && status >= 200 && status < 300;
+		return attempt.success ? StoreGet::Head::WANTED : StoreGet::Head::ERROR_BODY;
+	};
+	auto body = [&](const char *data, size_t length) {
+		if (answer.body.size() + length > max_body) {
+			return false; // longer than any answer asked for (a server that ignored a range)
+		}
+		answer.body.append(data, length);
+		return true;
+	};
+	StoreGet::Send(*params, log, request.first, request.second, nullptr, entry, head, body, attempt);
+	answer.response = std::move(attempt.response);
 	answer.seconds = since_start();
 }
 
