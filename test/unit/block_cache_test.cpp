@@ -624,3 +624,37 @@ TEST_F(BlockCacheTest, AProcessKilledWhileFillingLeavesACacheTheNextOneReadsRigh
 	}
 	EXPECT_EQ(cache->Info().size(), 1u);
 }
+
+TEST_F(BlockCacheTest, AVersionProvenAgainSoonAfterItsRecordLeavesTheRecordAsItIs) {
+	constexpr int64_t SECOND = 1000LL * 1000 * 1000;
+	constexpr int64_t FRESH = 60 * SECOND;
+	const int64_t start = 1000 * SECOND;
+	const std::string path = "s3://bucket/lake/a.parquet";
+	auto cache = OpenCache(64 * BLOCK);
+	std::string found;
+	ASSERT_TRUE(cache->RecordVersion(path, "v1", start, FRESH));
+	auto bytes = cache->HeldBytes();
+	// Proven again 30 s later: the record stands, learnt at the start (a window opening at it ends sooner).
+	ASSERT_TRUE(cache->RecordVersion(path, "v1", start + 30 * SECOND, FRESH));
+	EXPECT_FALSE(cache->Versions().Find(path, start + 20 * SECOND, start + 30 * SECOND, found));
+	ASSERT_TRUE(cache->Versions().Find(path, start, start + 30 * SECOND, found));
+	EXPECT_EQ(found, "v1");
+	EXPECT_EQ(cache->HeldBytes(), bytes) << "a record left as it is counts once";
+	// Past the refresh it is written anew.
+	ASSERT_TRUE(cache->RecordVersion(path, "v1", start + 70 * SECOND, FRESH));
+	EXPECT_TRUE(cache->Versions().Find(path, start + 65 * SECOND, start + 70 * SECOND, found));
+	// Another version is recorded at once, however recent the record.
+	ASSERT_TRUE(cache->RecordVersion(path, "v2", start + 71 * SECOND, FRESH));
+	ASSERT_TRUE(cache->Versions().Find(path, start + 71 * SECOND, start + 71 * SECOND, found));
+	EXPECT_EQ(found, "v2");
+	// Without a freshness every proof is written (as before).
+	ASSERT_TRUE(cache->RecordVersion(path, "v2", start + 72 * SECOND));
+	EXPECT_TRUE(cache->Versions().Find(path, start + 72 * SECOND, start + 72 * SECOND, found));
+}
+
+TEST(BlockCacheRecords, ARecordStandsAMinuteAtMostAndHalfATrustWindow) {
+	EXPECT_EQ(BlockCache::RecordFreshNanoseconds(0), BlockCache::RECORD_REFRESH_NS);
+	EXPECT_EQ(BlockCache::RecordFreshNanoseconds(3600), BlockCache::RECORD_REFRESH_NS);
+	EXPECT_EQ(BlockCache::RecordFreshNanoseconds(10), 5LL * 1000 * 1000 * 1000);
+	EXPECT_EQ(BlockCache::RecordFreshNanoseconds(1), 500LL * 1000 * 1000);
+}

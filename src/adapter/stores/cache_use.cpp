@@ -56,7 +56,8 @@ void AttachBlockCache(ExtensionState &state, IoStats &stats, CheckedRangeReader 
 	// Recorded whatever the window of this session: a process that proved a newer version replaces an older record
 	// that processes trusting one would otherwise go on using.
 	if (learnt && CheckedRangeReader::CacheKeyFor(path, CheckedRangeReader::ExpectedOf(*learnt), key)) {
-		cache->RecordVersion(path, EncodeVersion(*learnt), CacheClockNanoseconds());
+		cache->RecordVersion(path, EncodeVersion(*learnt), CacheClockNanoseconds(),
+		                     BlockCache::RecordFreshNanoseconds(settings.cache_trust_seconds));
 	}
 	CancelCheck interrupted;
 	if (context) {

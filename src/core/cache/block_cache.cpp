@@ -468,7 +468,22 @@ bool BlockCache::FetchedElsewhere(const CacheKey &key, uint64_t index) {
 	return ClaimLive(file, ClockNanoseconds(CLOCK_REALTIME));
 }
 
-bool BlockCache::RecordVersion(const std::string &path, const std::string &version, int64_t learnt_ns) {
+constexpr int64_t BlockCache::RECORD_REFRESH_NS;
+
+int64_t BlockCache::RecordFreshNanoseconds(uint64_t trust_seconds) {
+	if (trust_seconds == 0) {
+		return RECORD_REFRESH_NS;
+	}
+	auto half_window = static_cast<double>(trust_seconds) * 1e9 / 2;
+	return half_window < static_cast<double>(RECORD_REFRESH_NS) ? static_cast<int64_t>(half_window) : RECORD_REFRESH_NS;
+}
+
+bool BlockCache::RecordVersion(const std::string &path, const std::string &version, int64_t learnt_ns,
+                               int64_t fresh_ns) {
+	std::string recorded;
+	if (fresh_ns > 0 && versions.Find(path, learnt_ns - fresh_ns, learnt_ns, recorded) && recorded == version) {
+		return true;
+	}
 	if (!versions.Record(path, version, learnt_ns)) {
 		return false;
 	}

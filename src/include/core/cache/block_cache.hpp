@@ -163,8 +163,17 @@ public:
 	static constexpr int64_t FETCH_CLAIM_NS = 60LL * 1000 * 1000 * 1000;
 	//! An empty claim is one being written (a few bytes, right after it was made) for this long, then a dead one.
 	static constexpr int64_t CLAIM_WRITE_NS = 1000LL * 1000 * 1000;
-	//! Versions().Record, the record counted against the bound (and evicted with the blocks, oldest first).
-	bool RecordVersion(const std::string &path, const std::string &version, int64_t learnt_ns);
+	//! Versions().Record, the record counted against the bound (and evicted with the blocks, oldest first). A record
+	//! of the same version learnt at most `fresh_ns` before `learnt_ns` is left as it is (true): a warm query proves
+	//! the versions of all the files it opens, and rewriting each record (a file written and renamed over the old one)
+	//! cost it more than reading their blocks. A record so left says the version was learnt earlier than it was last
+	//! proven: a trust window that opens at it ends sooner, never later.
+	bool RecordVersion(const std::string &path, const std::string &version, int64_t learnt_ns, int64_t fresh_ns = 0);
+	//! How long a record stands before the same version proven again is written anew (RecordVersion's `fresh_ns`): at
+	//! most RECORD_REFRESH_NS, and half of a trust window of `trust_seconds` (0: none in this session) so that a
+	//! query repeated within the window keeps trusting.
+	static int64_t RecordFreshNanoseconds(uint64_t trust_seconds);
+	static constexpr int64_t RECORD_REFRESH_NS = 60LL * 1000 * 1000 * 1000;
 	uint64_t MaxBytes() const;
 	BlockCacheCounters Counters() const;
 	//! Where block `index` of `key` is kept.
