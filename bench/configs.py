@@ -61,6 +61,13 @@ CONFIGS = {
             duckdb="2.0.1",
             duckdb_settings=TUNED_2_0,
         ),
+        # Hedging's share on 2.0, where the host's own pieces are httpfs2's checked GETs (issue 43/45).
+        Config(
+            "2.0.1 httpfs2 tuned no hedging",
+            {PARALLEL + "enabled": True, READ_AHEAD: True, "httpfs2_hedge_reads": False},
+            duckdb="2.0.1",
+            duckdb_settings=TUNED_2_0,
+        ),
         Config("2.0.1 httpfs2 split", {PARALLEL + "enabled": True, READ_AHEAD: False}, duckdb="2.0.1"),
         Config("2.0.1 httpfs2 read-ahead", {PARALLEL + "enabled": True, READ_AHEAD: True} | NO_SPLIT, duckdb="2.0.1"),
         Config("2.0.1 httpfs2 checked", {PARALLEL + "enabled": True, READ_AHEAD: False} | NO_SPLIT, duckdb="2.0.1"),

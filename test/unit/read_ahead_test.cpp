@@ -319,13 +319,13 @@ TEST(SequentialPredictor, ReadsOutOfOrderAreOneStreamFetchedOnceAndKept) {
 }
 
 //! DuckDB 2.0 keeps async_threads pieces of 2 MiB of one read in flight itself: where the reads are its pieces and
-//! they reach as far as the window could, read-ahead fetches nothing (it would add no stream, only a copy of each
-//! piece); below that it does.
+//! they reach as far as the window could, or run as many streams as read-ahead would add, read-ahead fetches nothing
+//! (it would add no stream, only a copy of each piece); below that it does.
 TEST(SequentialPredictor, NothingAheadWhereTheHostsOwnReadsReachAsFar) {
 	const uint64_t read = 2 * MiB;
-	auto predicted = [&](uint64_t host_read_streams, uint64_t host_piece) {
+	auto predicted = [&](uint64_t host_read_streams, uint64_t host_piece, uint64_t max_ahead = 32 * MiB) {
 		SequentialPredictor predictor(256 * MiB);
-		PredictionLimits limits {32 * MiB, 0};
+		PredictionLimits limits {max_ahead, 0};
 		limits.host_reads = HostPieceReads {host_read_streams, host_piece};
 		uint64_t bytes = 0;
 		for (uint64_t offset = 0; offset < 64 * MiB; offset += read) {
@@ -339,8 +339,40 @@ TEST(SequentialPredictor, NothingAheadWhereTheHostsOwnReadsReachAsFar) {
 	EXPECT_GT(predicted(4, read), 32 * MiB); // 8 MiB in flight: the window reaches further
 	EXPECT_EQ(predicted(16, read), 0u);      // 32 MiB in flight: as far as the window
 	EXPECT_EQ(predicted(48, read), 0u);
+	// A window further than the host's pieces reach (a far store's): as many streams as read-ahead would add are
+	// enough; fewer, and the window reaches further.
+	EXPECT_EQ(predicted(48, read, 128 * MiB), 0u);
+	EXPECT_EQ(predicted(16, read, 128 * MiB), 0u);
+	EXPECT_GT(predicted(8, read, 128 * MiB), 32 * MiB);
 	// Reads of another length than the host's pieces are reads it did not cut: read ahead whatever its streams.
 	EXPECT_GT(predicted(48, 4 * MiB), 32 * MiB);
+}
+
+//! DuckDB's CSV reader asks for buffers of 32 MB, which DuckDB 2.0 cuts into 2 MiB pieces and a remainder: the
+//! remainder, shorter than a piece, belongs to the host's stream too, and opens no window; a jump elsewhere starts a
+//! stream anew.
+TEST(SequentialPredictor, AShortLastPieceOfTheHostsStreamOpensNoWindow) {
+	const uint64_t piece = 2 * MiB, buffer = 32 * 1000 * 1000;
+	SequentialPredictor predictor(1024 * MiB);
+	PredictionLimits limits {128 * MiB, 0};
+	limits.host_reads = HostPieceReads {48, piece};
+	uint64_t bytes = 0;
+	for (uint64_t start = 0; start < 4 * buffer; start += buffer) {
+		for (uint64_t offset = start; offset < start + buffer; offset += piece) {
+			auto length = std::min(piece, start + buffer - offset);
+			for (auto &range : predictor.OnRead(ByteRange {offset, length}, limits).ranges) {
+				bytes += range.range.length;
+			}
+		}
+	}
+	EXPECT_EQ(bytes, 0u);
+	// A stream elsewhere, of reads the host did not cut, is read ahead.
+	for (uint64_t offset = 512 * MiB; offset < 520 * MiB; offset += MiB) {
+		for (auto &range : predictor.OnRead(ByteRange {offset, MiB}, limits).ranges) {
+			bytes += range.range.length;
+		}
+	}
+	EXPECT_GT(bytes, 0u);
 }
 
 TEST(SequentialPredictor, AFirstReadAwayFromTheStartPredictsNothing) {

@@ -7,6 +7,7 @@ namespace httpfs2 {
 constexpr uint64_t RecommendedPreset::MAX_FANOUT;
 constexpr uint64_t RecommendedPreset::CHUNK_SIZE_BYTES;
 constexpr uint64_t RecommendedPreset::MIN_BYTES;
+constexpr uint64_t HostPieceReads::WIDE_STREAMS;
 
 IoSettings::IoSettings() {
 	for (auto &spec : SETTING_SPECS) {

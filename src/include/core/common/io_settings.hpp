@@ -43,6 +43,12 @@ struct HostPieceReads {
 	uint64_t InFlightAround(uint64_t length) const {
 		return piece_bytes > 0 && length == piece_bytes && streams > 1 ? streams * piece_bytes : 0;
 	}
+	//! Whether a read of `length` is one of the host's pieces and the host keeps at least WIDE_STREAMS of them in
+	//! flight: as many streams as read-ahead would add, whatever the bytes they reach.
+	bool WideAround(uint64_t length) const {
+		return InFlightAround(length) > 0 && streams >= WIDE_STREAMS;
+	}
+	static constexpr uint64_t WIDE_STREAMS = 16;
 };
 
 //! The values a handle reads with, snapshotted when the file is opened. A default-constructed instance holds the

@@ -111,6 +111,8 @@ private:
 	uint64_t window = 0;
 	//! End of what was predicted so far in the current sequential run.
 	uint64_t predicted_until = 0;
+	//! The current stream is read in the host's pieces, which reach or run as wide as a window would: none is opened.
+	bool host_stream = false;
 };
 
 //! The columns a Parquet scan reads in each row group.
