@@ -85,8 +85,9 @@ public:
 //! ceiling_bytes (DuckDB's CSV reader asks for 32 MB at a time: a smaller cap would leave the reader fetching half of
 //! each read itself; two reads ahead gained little more and cost memory and page faults), and resets on a jump
 //! (mountpoint-s3 style). It opens on a large first read at offset 0 or on the second of two near reads. It fetches
-//! nothing where the reads are the host's pieces and those it keeps in flight reach as far as the window could
-//! (DuckDB 2.0 with async_threads of 16 or more): there read-ahead adds no stream, only a copy of each piece.
+//! nothing where the reads are the host's pieces and those it keeps in flight reach as far as the window could, or are
+//! HostPieceReads::WIDE_STREAMS or more (DuckDB 2.0's async_threads), nor for the rest of that stream: there
+//! read-ahead adds no stream, only a copy of each piece or larger requests that the host's reads wait for.
 class SequentialPredictor : public AccessPredictor {
 public:
 	static constexpr uint64_t INITIAL_WINDOW = 1024 * 1024;
