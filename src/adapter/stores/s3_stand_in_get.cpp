@@ -15,7 +15,6 @@ using std::string;
 //! What one attempt's answer was (StoreGet's exchange), and what it was signed with.
 struct S3StandInGet::Attempt : StoreGet::Exchange {
 	S3StandInGet::Answer answer;
-	bool success = false;
 	//! The generation of the credentials it was signed with.
 	uint64_t signed_with = 0;
 };
@@ -66,8 +65,8 @@ void S3StandInGet::SendOnce(const Sign &sign, uint64_t max_body, Attempt &attemp
 		answer.first_byte_seconds = since_start();
 		answer.body.clear();
 		auto status = static_cast<int>(response.status);
-		attempt.success = !response.HasRequestError() && status >= 200 && status < 300;
-		return attempt.success ? StoreGet::Head::WANTED : StoreGet::Head::ERROR_BODY;
+		bool success = !response.HasRequestError() && status >= 200 && status < 300;
+		return success ? StoreGet::Head::WANTED : StoreGet::Head::ERROR_BODY;
 	};
 	auto body = [&](const char *data, size_t length) {
 		if (answer.body.size() + length > max_body) {
@@ -89,7 +88,7 @@ void S3StandInGet::SendHedged(const Sign &sign, uint64_t max_body, Attempt &atte
 	    [self, sign, max_body](Attempt &sent, RequestRace::Entry &entry) {
 		    self->SendOnce(sign, max_body, sent, &entry);
 	    },
-	    [](const Attempt &won) { return won.success; }, attempt);
+	    [](const Attempt &won) { return won.head == StoreGet::Head::WANTED; }, attempt);
 }
 
 AttemptOutcome S3StandInGet::Judge(const Attempt &attempt) {
