@@ -105,14 +105,70 @@ def test_a_warm_projection_makes_no_range_get(con, rig, tmp_path, trust_seconds)
     assert cold["shas"] == [expected] and cold_requests.get("GetObject", 0) >= 2, cold_requests
     warm, warm_requests = read_counting_requests(rig, [rig.url(key)], setup, query=query)
     assert warm["shas"] == [expected]
-    assert warm_requests == ({} if trust_seconds else {"GetObject": 1}), warm_requests
+    # The proof: the listing of the file's folder (its only file), one round trip as a tail GET's.
+    assert warm_requests == ({} if trust_seconds else {"ListObjectsV2": 1}), warm_requests
     assert warm["stats"]["cache_misses"] == 0 and warm["stats"]["cache_hits"] > 0
+
+
+def tables_query(url: str, parts) -> str:
+    """GLOB_QUERY's sums over the files `parts` of the glob `url`, each file a scan of its own (as TPC-H's tables are
+    views over one file each), the URL parameter unused."""
+    scans = [
+        f"(SELECT sum(a) + sum(b) + count(*) FILTER (WHERE c LIKE 'pad-%') FROM "
+        f"read_parquet('{url.replace('*.parquet', f'part-{n}.parquet')}'))"
+        for n in parts
+    ]
+    return f"SELECT {' + '.join(scans)} WHERE ? IS NOT NULL"
+
+
+def test_warm_queries_prove_the_files_of_a_folder_with_one_listing_each(rig, glob_files, tmp_path):
+    """Files opened by name in one query, each a scan of its own (TPC-H's tables): warm, in a fresh process, each
+    file's version was proven by a request of its own (a tail GET, or a HEAD once its footer was remembered: 60 over
+    TPC-H's 22 queries). Now the query's first open there lists the folder and its versions prove them all: one
+    listing per query, no GET, nothing missed. A file replaced meanwhile is read at its new version."""
+    url, total, rows = glob_files
+    parts = (0, 2, 4)
+    query = tables_query(url, parts)
+    expected = sum(expected_total(BASE + n * rows, rows) for n in parts)
+    setup = cache_setup(tmp_path / "cache")
+    cold = read_in_child(rig, [url], setup, query=query, settle=True)
+    assert cold["shas"] == [expected]
+    warm, requests = read_counting_requests(rig, [url, url], setup, query=query)
+    assert warm["shas"] == [expected, expected]
+    assert requests == {"ListObjectsV2": 2}, requests  # one per query, each query proving its own
+    assert warm["stats"]["cache_versions_listed"] >= 2 * len(parts), warm["stats"]
+    assert warm["stats"]["cache_misses"] == 0 and warm["stats"]["cache_hits"] > 0
+    key = url.split("/", 3)[3].replace("*.parquet", "part-2.parquet")
+    new = (tmp_path / "part-2.parquet").read_bytes().replace(b"pad-", b"dap-")
+    rig.put_object(key, new)
+    replaced, requests = read_counting_requests(rig, [url], setup, query=query)
+    assert replaced["shas"] == [expected - rows]  # none of its rows match now
+    assert requests.get("GetObject", 0) >= 1 and requests.get("ListObjectsV2", 0) == 1, requests
+
+
+def test_a_folder_too_wide_for_a_proof_listing_is_listed_once(con, rig, tmp_path):
+    """A warm file in a folder of more files than a proof listing asks for (100), sorting after them: the listing does
+    not reach it, so its open proves it as before, and the process does not list that folder again."""
+    folder = f"cache-warm/{tmp_path.name}/wide"
+    for n in range(101):
+        rig.put_object(f"{folder}/a-{n:03}.bin", b"x")
+    local = tmp_path / "z.parquet"
+    con.execute(f"COPY (SELECT range AS a FROM range(1000)) TO '{local}' (FORMAT parquet)")
+    rig.put_object(f"{folder}/z.parquet", local.read_bytes())
+    url = rig.url(f"{folder}/z.parquet")
+    query = "SELECT sum(a) FROM read_parquet(?)"
+    setup = cache_setup(tmp_path / "cache")
+    assert read_in_child(rig, [url], setup, query=query, settle=True)["shas"] == [sum(range(1000))]
+    warm, requests = read_counting_requests(rig, [url, url, url], setup, query=query)
+    assert warm["shas"] == [sum(range(1000))] * 3
+    assert requests.get("ListObjectsV2", 0) == 1, requests
+    assert warm["stats"]["cache_versions_listed"] == 0 and warm["stats"]["cache_misses"] == 0
 
 
 def test_a_trusted_warm_file_list_makes_no_request(rig, glob_files, tmp_path):
     """The same files named one by one: without a listing, each file's open would prove its version with a tail GET,
     and the opens before it fetch its tail ahead. Trusted and held, neither is sent: no request at all (before, each
-    tail was still fetched ahead). Untrusted, the first file's tail GET and its folder's listing prove the versions."""
+    tail was still fetched ahead). Untrusted, their folder's listing proves the versions."""
     url, total, _ = glob_files
     urls = ", ".join(f"'{url.replace('*.parquet', f'part-{n}.parquet')}'" for n in range(FILES))
     query = GLOB_QUERY.replace("read_parquet(?)", f"read_parquet([{urls}]) WHERE ? IS NOT NULL")
@@ -121,7 +177,10 @@ def test_a_trusted_warm_file_list_makes_no_request(rig, glob_files, tmp_path):
     assert cold["shas"] == [total]
     warm, requests = read_counting_requests(rig, [url], cache_setup(tmp_path / "cache"), query=query)
     assert warm["shas"] == [total]
-    assert requests.get("GetObject", 0) <= 1 and requests.get("ListObjectsV2", 0) <= 1, requests
+    # On DuckDB 2.0 now and then two (2 in 5 runs): it opens a list's files ahead of its scan, and one opened before
+    # the statement's query began proves nothing for the query (what is learnt outside a query is forgotten at its
+    # start), which lists again.
+    assert set(requests) == {"ListObjectsV2"} and requests["ListObjectsV2"] <= (2 if DUCKDB_2 else 1), requests
     trusted, requests = read_counting_requests(rig, [url], trusting, query=query)
     assert trusted["shas"] == [total] and requests == {}, requests
     assert trusted["stats"]["cache_versions_trusted"] >= FILES and trusted["stats"]["cache_misses"] == 0

@@ -43,6 +43,11 @@ bool QueryVersions::Find(const std::string &path, ObjectVersion &version, const 
 	return true;
 }
 
+bool QueryVersions::Knows(const std::string &path) {
+	std::lock_guard<std::mutex> guard(lock);
+	return versions.count(path) || awaited.count(path);
+}
+
 void QueryVersions::Store(const std::string &path, const ObjectVersion &version) {
 	std::lock_guard<std::mutex> guard(lock);
 	versions[path] = version;

@@ -5,6 +5,7 @@
 #include "adapter/common/query_versions.hpp"
 #include "adapter/stores/cache_use.hpp"
 #include "core/cache/cached_read.hpp"
+#include "core/cache/folder_proofs.hpp"
 #include "core/formats/manifest_list.hpp"
 #include "core/formats/parquet_layout.hpp"
 #include "core/read_ahead/read_ahead_registry.hpp"
@@ -50,6 +51,18 @@ bool FirstOpenInQuery(const string &path, optional_ptr<FileOpener> opener) {
 	return !context ||
 	       context->registered_state->GetOrCreate<OpenedThisQuery>("httpfs2_opened_this_query")->First(path);
 }
+
+//! The folders one query listed to prove its warm opens (ReadOpener::ProveFolder).
+class QueryFolderProofs : public QueryState<QueryFolderProofs> {
+public:
+	static const char *StateName() {
+		return "httpfs2_folder_proofs";
+	}
+	void Clear() {
+		proofs.Clear();
+	}
+	FolderProofs proofs;
+};
 
 //! What the opener of a file said of it (OpenFileInfo::extended_info): a listing gives size, ETag and modification
 //! time; a table format's catalog (Iceberg manifests, DuckLake, Delta's log) gives the size alone, or with an empty
@@ -240,12 +253,18 @@ unique_ptr<ReadHandle> ReadOpener::OpenFromTail(const string &path, duckdb::File
                                                 uint64_t catalog_size) {
 	// A later open in the query of a file opened from its tail: at the version the tail gave, as httpfs opens it again
 	// from what its first open learnt.
-	// A Parquet file opening: what its predictors say comes next (an Iceberg scan's next data files; a folder's next
-	// files, listing the folder first when the query opens its files in order: the listed versions are the query's).
-	prefetch.Opening(path, catalog_size != 0, settings, opener);
+	auto query = QueryVersions::Of(opener);
+	// A warm open: its folder's listing proves it, with the query's other files there. Its footer is held, as are most
+	// likely the footers of the files listed with it: no predictor of them is asked to fetch ahead.
+	bool proven = query && catalog_size == 0 && IsParquetPath(path) && ProveFolder(path, opener, settings, *query);
+	if (!proven) {
+		// A Parquet file opening: what its predictors say comes next (an Iceberg scan's next data files; a folder's
+		// next files, listing the folder first when the query opens its files in order: the listed versions are the
+		// query's).
+		prefetch.Opening(path, catalog_size != 0, settings, opener);
+	}
 	// A path fetched ahead of its open (an Iceberg manifest whole, a data file's tail: PrefetchEngine) is opened at
 	// the version the fetch gave, its bytes remembered for its reads; so is a path whose folder's listing gave it.
-	auto query = QueryVersions::Of(opener);
 	auto context = FileOpener::TryGetClientContext(opener);
 	bool interrupted = false; // while waiting for a fetch of the path
 	auto give_up = [&]() {
@@ -267,6 +286,9 @@ unique_ptr<ReadHandle> ReadOpener::OpenFromTail(const string &path, duckdb::File
 				CacheTail(path, *fetched, settings, opener);
 			}
 			read_ahead.RememberTail(path, *fetched, opener); // the registry copies them
+		}
+		if (proven) {
+			stats.Add(Counter::CACHE_VERSIONS_LISTED);
 		}
 		return OpenAtKnownVersion(path, flags, opener, settings, known);
 	}
@@ -317,6 +339,44 @@ unique_ptr<ReadHandle> ReadOpener::OpenFromTail(const string &path, duckdb::File
 		prefetch.ManifestListRead(path, tail.bytes, settings, opener);
 	}
 	return OpenAtKnownVersion(path, flags, opener, settings, tail.version);
+}
+
+bool ReadOpener::ProveFolder(const string &path, optional_ptr<FileOpener> opener, const IoSettings &settings,
+                             QueryVersions &query) {
+	auto folder = path.substr(0, path.rfind('/') + 1);
+	{
+		MutexLock guard(wide_lock);
+		if (wide_folders.count(folder)) {
+			return false;
+		}
+	}
+	auto proofs = QueryFolderProofs::Of(opener);
+	if (!proofs || !store.ListsFolders() || !store.CachesBlocks() || !RecordedAndTailHeld(state, settings, path)) {
+		return false;
+	}
+	auto list = [&](std::unordered_set<string> &proved) {
+		std::vector<ListedFile> listed;
+		bool truncated = false;
+		if (!store.ListFolder(path, opener, FOLDER_PROOF_KEYS, listed, truncated)) {
+			return false;
+		}
+		for (auto &file : listed) {
+			// As a tail's version must: one that names the bytes (a block cache key of an ETag the listing and the
+			// GETs give alike).
+			if (file.version.IsContentHash()) {
+				query.Learn(file.path, file.version);
+				proved.insert(file.path);
+			}
+		}
+		if (truncated && !proved.count(path)) {
+			MutexLock guard(wide_lock);
+			wide_folders.insert(folder);
+		}
+		return true;
+	};
+	auto context = FileOpener::TryGetClientContext(opener);
+	return proofs->proofs.Proves(path, query.Knows(path) ? FolderProofs::List() : FolderProofs::List(list),
+	                             [&]() { return context && compat::Interrupted(*context); });
 }
 
 void ReadOpener::CompleteManifestList(const string &path, optional_ptr<FileOpener> opener, ObjectTail &tail) {

@@ -67,28 +67,45 @@ void AttachBlockCache(ExtensionState &state, IoStats &stats, CheckedRangeReader 
 	reader.UseCache(std::move(cache), warn, std::move(interrupted));
 }
 
+//! The version of `path` the cache recorded as learnt at `not_before_ns` or later, into `version`.
+static bool RecordedVersion(ExtensionState &state, const IoSettings &settings, const string &path,
+                            int64_t not_before_ns, ObjectVersion &version) {
+	string error, recorded;
+	auto cache = state.CacheFor(settings, error);
+	return cache && cache->Versions().Find(path, not_before_ns, CacheClockNanoseconds(), recorded) &&
+	       DecodeVersion(recorded, version);
+}
+
+//! Whether the cache holds the last block or the tail piece of `version` of `path`.
+static bool TailHeld(ExtensionState &state, const IoSettings &settings, const string &path,
+                     const ObjectVersion &version) {
+	CacheKey key;
+	string error;
+	if (version.size == 0 || !CheckedRangeReader::CacheKeyFor(path, CheckedRangeReader::ExpectedOf(version), key)) {
+		return false;
+	}
+	auto cache = state.CacheFor(settings, error);
+	return cache && (cache->Holds(key, (version.size - 1) / BlockCache::BLOCK_SIZE) ||
+	                 cache->Holds(key, TailPieceIndex(ParquetFooter::DuckDBTailReadSize(version.size))));
+}
+
 bool FindTrustedVersion(ExtensionState &state, const IoSettings &settings, const string &path, ObjectVersion &version) {
 	if (!settings.cache_enabled || settings.cache_trust_seconds == 0) {
 		return false;
 	}
-	string error, recorded;
-	auto cache = state.CacheFor(settings, error);
-	auto now = CacheClockNanoseconds();
 	auto window = static_cast<int64_t>(settings.cache_trust_seconds) * 1000 * 1000 * 1000;
-	return cache && cache->Versions().Find(path, now - window, now, recorded) && DecodeVersion(recorded, version);
+	return RecordedVersion(state, settings, path, CacheClockNanoseconds() - window, version);
 }
 
 bool TrustedAndTailHeld(ExtensionState &state, const IoSettings &settings, const string &path) {
 	ObjectVersion trusted;
-	CacheKey key;
-	string error;
-	if (!FindTrustedVersion(state, settings, path, trusted) || trusted.size == 0 ||
-	    !CheckedRangeReader::CacheKeyFor(path, CheckedRangeReader::ExpectedOf(trusted), key)) {
-		return false;
-	}
-	auto cache = state.CacheFor(settings, error);
-	return cache && (cache->Holds(key, (trusted.size - 1) / BlockCache::BLOCK_SIZE) ||
-	                 cache->Holds(key, TailPieceIndex(ParquetFooter::DuckDBTailReadSize(trusted.size))));
+	return FindTrustedVersion(state, settings, path, trusted) && TailHeld(state, settings, path, trusted);
+}
+
+bool RecordedAndTailHeld(ExtensionState &state, const IoSettings &settings, const string &path) {
+	ObjectVersion recorded;
+	return settings.cache_enabled && RecordedVersion(state, settings, path, 0, recorded) &&
+	       TailHeld(state, settings, path, recorded);
 }
 
 void FillInBackground(IoPool &pool, std::shared_ptr<CheckedRangeReader> reader, const ByteRange &range,

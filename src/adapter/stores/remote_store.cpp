@@ -92,6 +92,12 @@ public:
 		       S3Listing::After(path, opener, stats, streams, files, truncated);
 	}
 
+	bool ListFolder(const string &path, optional_ptr<FileOpener> opener, uint64_t max_keys,
+	                std::vector<ListedFile> &files, bool &truncated) override {
+		return NowSeconds() >= tails_paused_until && !PinsVersionIds(opener) &&
+		       S3Listing::Folder(path, opener, stats, streams, max_keys, files, truncated);
+	}
+
 	std::shared_ptr<CheckedRangeReader> RangeReaderFor(const string &path, const ObjectVersion &version,
 	                                                   optional_ptr<FileOpener> opener,
 	                                                   bool ranges_confirmed) override {

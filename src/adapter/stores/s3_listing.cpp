@@ -6,6 +6,8 @@
 #include "duckdb/common/http_util.hpp"
 #include "duckdb/main/client_context.hpp"
 
+#include <algorithm>
+
 namespace httpfs2 {
 
 using duckdb::FileOpener;
@@ -18,6 +20,16 @@ constexpr uint64_t S3Listing::MAX_ANSWER_BYTES;
 
 bool S3Listing::After(const string &path, optional_ptr<FileOpener> opener, IoStats &stats, StreamController &streams,
                       std::vector<ListedFile> &files, bool &truncated) {
+	return List(path, true, MAX_KEYS, opener, stats, streams, files, truncated);
+}
+
+bool S3Listing::Folder(const string &path, optional_ptr<FileOpener> opener, IoStats &stats, StreamController &streams,
+                       uint64_t max_keys, std::vector<ListedFile> &files, bool &truncated) {
+	return List(path, false, std::min(max_keys, MAX_KEYS), opener, stats, streams, files, truncated);
+}
+
+bool S3Listing::List(const string &path, bool after_path, uint64_t max_keys, optional_ptr<FileOpener> opener,
+                     IoStats &stats, StreamController &streams, std::vector<ListedFile> &files, bool &truncated) {
 	try {
 		auto context = FileOpener::TryGetClientContext(opener);
 		S3Credentials credentials;
@@ -38,11 +50,11 @@ bool S3Listing::After(const string &path, optional_ptr<FileOpener> opener, IoSta
 		request.method = "GET";
 		request.host = address.host;
 		request.path = address.bucket_path;
-		request.query = {{"list-type", "2"},
-		                 {"prefix", folder},
-		                 {"delimiter", "/"},
-		                 {"start-after", address.key},
-		                 {"max-keys", std::to_string(MAX_KEYS)}};
+		request.query = {{"list-type", "2"}, {"prefix", folder}, {"delimiter", "/"}};
+		if (after_path) {
+			request.query.emplace_back("start-after", address.key);
+		}
+		request.query.emplace_back("max-keys", std::to_string(max_keys));
 		auto url = address.scheme + address.host + request.path + "?" + request.CanonicalQuery();
 		auto list = S3StandInGet::For(*context, path, opener, std::move(credentials), LIST_TIMEOUT_SECONDS,
 		                              ReadThrottleListeners(*context, stats, &streams, path), stats,

@@ -38,6 +38,8 @@ public:
 	//! unless `give_up` says to stop (the query was interrupted). A fetch expected but not started within
 	//! TAKE_OVER_AFTER is taken over: false, and the fetch is not sent.
 	bool Find(const std::string &path, ObjectVersion &version, const std::function<bool()> &give_up = nullptr);
+	//! Whether the query knows a version of `path` or awaits a fetch of it (no wait).
+	bool Knows(const std::string &path);
 	void Store(const std::string &path, const ObjectVersion &version);
 	//! A version of `path` learnt without opening it (a folder's listing): kept unless the query knows, awaits or
 	//! asks the store for one already, so that all its opens of `path` see one version.

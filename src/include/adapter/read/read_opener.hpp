@@ -18,6 +18,11 @@
 #include "adapter/prefetch/read_ahead_wiring.hpp"
 #include "adapter/handles/read_handle.hpp"
 #include "adapter/stores/remote_store.hpp"
+#include "adapter/common/query_versions.hpp"
+#include "core/common/thread_annotations.hpp"
+
+#include <string>
+#include <unordered_set>
 
 namespace httpfs2 {
 
@@ -64,6 +69,14 @@ private:
 	//! list is larger or the GET fails (the open goes on; the list is read as without httpfs2).
 	void CompleteManifestList(const std::string &path, duckdb::optional_ptr<duckdb::FileOpener> opener,
 	                          ObjectTail &tail);
+	//! With the block cache on and a Parquet file whose tail the cache holds at a version it recorded (a warm open):
+	//! the file's folder listed once in the query (FolderProofs), the versions of its files whose ETags name their
+	//! bytes learnt by the query (QueryVersions::Learn), in place of a request per file. True when that listing named
+	//! `path`. Not listed for a path the query knows already (another of its opens proved it; the folder's listing, if
+	//! any, is looked at). A folder whose listing of FOLDER_PROOF_KEYS files did not reach the file is not listed so
+	//! again.
+	bool ProveFolder(const std::string &path, duckdb::optional_ptr<duckdb::FileOpener> opener,
+	                 const IoSettings &settings, QueryVersions &query);
 	//! A handle at `version`, whose inner handle opens when first needed; `opener` must have a client context.
 	duckdb::unique_ptr<ReadHandle> OpenAtKnownVersion(const std::string &path, duckdb::FileOpenFlags flags,
 	                                                  duckdb::optional_ptr<duckdb::FileOpener> opener,
@@ -87,6 +100,12 @@ private:
 	InnerOpens &opens;
 	ReadAheadWiring &read_ahead;
 	PrefetchEngine &prefetch;
+
+	//! Files a folder proof lists at most: one short answer, whose round trip is a tail GET's.
+	static constexpr uint64_t FOLDER_PROOF_KEYS = 100;
+	Mutex wide_lock;
+	//! Folders whose proof listing did not reach the file it was sent for.
+	std::unordered_set<std::string> wide_folders HTTPFS2_GUARDED_BY(wide_lock);
 };
 
 } // namespace httpfs2

@@ -38,6 +38,9 @@ bool FindTrustedVersion(ExtensionState &state, const IoSettings &settings, const
 //! Whether `path` opens at a trusted version (FindTrustedVersion) whose last block or tail piece the cache holds: its
 //! open and the read of its footer make no request, so nothing is to be fetched ahead of it.
 bool TrustedAndTailHeld(ExtensionState &state, const IoSettings &settings, const std::string &path);
+//! Whether the cache recorded a version of `path` (learnt at any time) whose last block or tail piece it holds: a warm
+//! open, whose version is to be proven (by a request) but whose footer is read from the cache.
+bool RecordedAndTailHeld(ExtensionState &state, const IoSettings &settings, const std::string &path);
 
 //! Reads the blocks `range` touches (of an object of `object_size` bytes) whole through `reader` (which uses the
 //! cache) on `pool`, off the caller's path, and drops the bytes: they are cached where missing. An error leaves them

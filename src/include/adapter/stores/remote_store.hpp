@@ -89,6 +89,11 @@ public:
 	                       std::vector<ListedFile> &files, bool &truncated) {
 		return false;
 	}
+	//! The first `max_keys` files right in the folder of `path`, from the folder's start, as ListAfter gives them.
+	virtual bool ListFolder(const std::string &path, duckdb::optional_ptr<duckdb::FileOpener> opener, uint64_t max_keys,
+	                        std::vector<ListedFile> &files, bool &truncated) {
+		return false;
+	}
 	//! Handles opened at a known version are kept across opens of it: an open costs a request on this store.
 	virtual bool KeepsVersionHandles() const {
 		return false;

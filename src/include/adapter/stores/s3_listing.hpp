@@ -3,10 +3,12 @@
 //
 // adapter/stores/s3_listing.hpp
 //
-// The objects of an s3:// folder that sort after one of its files, with their versions: one ListObjectsV2 request
-// httpfs2 signs itself (start-after the file's key, the folder as prefix, '/' as delimiter). A query that opens a
-// folder's files by name one after another (read_parquet of a list of paths) opens them in the list's order, which
-// for a folder's files is most often the listing's: the answer tells the next files and their versions.
+// The objects of an s3:// folder, with their versions: one ListObjectsV2 request httpfs2 signs itself (the folder as
+// prefix, '/' as delimiter). After one of its files (start-after its key): a query that opens a folder's files by name
+// one after another (read_parquet of a list of paths) opens them in the list's order, which for a folder's files is
+// most often the listing's, so the answer tells the next files and their versions. From the folder's start: the
+// versions of all files of a small folder in one request, which prove a warm query's files held in the block cache
+// (ReadOpener) where each would otherwise be proven by a request of its own.
 //===----------------------------------------------------------------------===//
 
 #pragma once
@@ -39,6 +41,15 @@ public:
 	//! signed again once with the secret's fresh ones).
 	static bool After(const std::string &path, duckdb::optional_ptr<duckdb::FileOpener> opener, IoStats &stats,
 	                  StreamController &streams, std::vector<ListedFile> &files, bool &truncated);
+	//! As After, but the first `max_keys` objects of the folder of `path`, from its start.
+	static bool Folder(const std::string &path, duckdb::optional_ptr<duckdb::FileOpener> opener, IoStats &stats,
+	                   StreamController &streams, uint64_t max_keys, std::vector<ListedFile> &files, bool &truncated);
+
+private:
+	//! One listing of the folder of `path`: after its key when `after_path`, else from the folder's start.
+	static bool List(const std::string &path, bool after_path, uint64_t max_keys,
+	                 duckdb::optional_ptr<duckdb::FileOpener> opener, IoStats &stats, StreamController &streams,
+	                 std::vector<ListedFile> &files, bool &truncated);
 };
 
 } // namespace httpfs2

@@ -118,6 +118,9 @@ enum class Counter : size_t {
 	CACHE_FAILURES,
 	//! Opens at a version the block cache recorded within httpfs2_cache_trust_seconds: no request proved it.
 	CACHE_VERSIONS_TRUSTED,
+	//! Opens of a file held in the block cache at a version its folder's listing proved (one listing for the query's
+	//! opens in that folder, where each would have been a request of its own).
+	CACHE_VERSIONS_LISTED,
 	//! Blocks a read missed and got from another read's fetch of them under way, with no request of its own.
 	CACHE_FETCHES_SHARED,
 	COUNT
@@ -185,6 +188,7 @@ constexpr CounterSpec COUNTER_SPECS[] = {
     {Counter::CACHE_BYTES_SERVED, "cache_bytes_served"},
     {Counter::CACHE_FAILURES, "cache_failures"},
     {Counter::CACHE_VERSIONS_TRUSTED, "cache_versions_trusted"},
+    {Counter::CACHE_VERSIONS_LISTED, "cache_versions_listed"},
     {Counter::CACHE_FETCHES_SHARED, "cache_fetches_shared"},
 };
 static_assert(sizeof(COUNTER_SPECS) / sizeof(COUNTER_SPECS[0]) == COUNTER_COUNT, "every counter needs a column");
