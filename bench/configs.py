@@ -22,13 +22,15 @@ class Config:
     """name: how tables call it (None: named by resolve() after the parallel-read settings in force, for the points
     of a sweep); settings: the httpfs2 settings SET (None: httpfs2 not loaded at all); local: the query reads the
     local copy of the data instead of the rig (no network, no request); duckdb: the DuckDB version it runs in
-    (bench/hosts.py); duckdb_settings: DuckDB's own settings SET before httpfs2's."""
+    (bench/hosts.py); duckdb_settings: DuckDB's own settings SET before httpfs2's; httpfs_variant: the host's httpfs
+    built with a variant's patches (scripts/build_host_httpfs.sh HTTPFS_VARIANT), empty for the plain one."""
 
     name: str | None
     settings: dict | None
     local: bool = False
     duckdb: str = BASE_VERSION
     duckdb_settings: dict = field(default_factory=dict)
+    httpfs_variant: str = ""
 
     @property
     def engine(self) -> str:
@@ -54,6 +56,9 @@ CONFIGS = {
         # httpfs2, and with httpfs2 less one of its mechanisms (which of them still add on 2.0).
         Config("2.0.1", None, duckdb="2.0.1"),
         Config("2.0.1 tuned", None, duckdb="2.0.1", duckdb_settings=TUNED_2_0),
+        # 2.0.1 tuned with the concurrent S3 uploads of httpfs PR 389 (the vendored port), which the httpfs 2.0.1 users
+        # run has and the stored 2a6481d lacks: what httpfs2's writes are compared with.
+        Config("2.0.1 pr389 tuned", None, duckdb="2.0.1", duckdb_settings=TUNED_2_0, httpfs_variant="pr389"),
         Config("2.0.1 httpfs2", {PARALLEL + "enabled": True, READ_AHEAD: True}, duckdb="2.0.1"),
         Config(
             "2.0.1 httpfs2 tuned",

@@ -25,11 +25,11 @@ class Host:
     httpfs2: Path | None  # the build of httpfs2 for this version (None: not built)
 
 
-def _script(name: str, version: str, *args) -> str:
+def _script(name: str, version: str, *args, variant: str = "") -> str:
     """The last line a setup script printed (the path it made); SystemExit with its output when it fails."""
     done = subprocess.run(
         ["bash", str(REPO_ROOT / "scripts" / name), *args],
-        env=dict(os.environ, DUCKDB_VERSION=version),
+        env=dict(os.environ, DUCKDB_VERSION=version, HTTPFS_VARIANT=variant),
         capture_output=True,
         text=True,
         stdin=subprocess.DEVNULL,
@@ -50,9 +50,10 @@ def snapshot(extension: Path, out: Path) -> Path | None:
     return copy
 
 
-def prepare(version: str, out: Path, base_httpfs2: Path | None) -> Host:
+def prepare(version: str, out: Path, base_httpfs2: Path | None, variant: str = "") -> Host:
     """The host of DuckDB `version`, set up (idempotent: a warm machine only checks stamps) and its httpfs2 copied
-    into out/v<version>/; base_httpfs2 is the run's copy of the 1.5.5 build."""
+    into out/v<version>/; base_httpfs2 is the run's copy of the 1.5.5 build; variant: the httpfs variant it runs
+    (scripts/build_host_httpfs.sh)."""
     if version == BASE_VERSION:
         return Host(version, sys.executable, httpfs_extension(), base_httpfs2)
     print(
@@ -61,7 +62,7 @@ def prepare(version: str, out: Path, base_httpfs2: Path | None) -> Host:
         flush=True,
     )
     python = _script("setup_host.sh", version, version)
-    httpfs = Path(_script("build_host_httpfs.sh", version))
+    httpfs = Path(_script("build_host_httpfs.sh", version, variant=variant))
     _script("build.sh", version)
     httpfs2 = snapshot(REPO_ROOT / "build" / f"v{version}" / "httpfs2.duckdb_extension", out / f"v{version}")
     return Host(version, python, httpfs, httpfs2)

@@ -120,10 +120,11 @@ class Run:
 
     def host(self, config) -> hosts.Host:
         """The DuckDB config runs in, set up on first use; SystemExit when httpfs2 is measured and not built for it."""
-        if config.duckdb not in self.prepared:
-            self.prepared[config.duckdb] = hosts.prepare(config.duckdb, self.out, self.extension)
+        key = config.duckdb + (f" {config.httpfs_variant}" if config.httpfs_variant else "")
+        if key not in self.prepared:
+            self.prepared[key] = hosts.prepare(config.duckdb, self.out, self.extension, config.httpfs_variant)
             self.save_meta(hosts={v: {k: str(x) for k, x in vars(h).items()} for v, h in self.prepared.items()})
-        host = self.prepared[config.duckdb]
+        host = self.prepared[key]
         if config.settings is not None and host.httpfs2 is None:
             raise SystemExit(f"[bench] '{config.name}' needs httpfs2 built for DuckDB {host.version}")
         return host

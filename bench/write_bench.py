@@ -18,6 +18,7 @@ from pathlib import Path
 from bench import data
 from bench.child import run_worker
 from bench.configs import CONFIGS
+from bench.hosts import BASE_VERSION
 from bench.worker import connect
 from bench.workload_bench import rig_cpu_since
 from rig import S3Rig, ducklake_extension
@@ -86,9 +87,11 @@ STATS_KEPT = ("upload", "throttled", "credentials", "hedges")
 
 
 def spec(run, rig, config, threads: int) -> dict:
-    """A connection for config: its extensions and DuckLake, curl, no file cache."""
+    """A connection for config: its extensions and DuckLake (on the DuckDB a registry serves it for), curl, no file
+    cache."""
+    lake = [str(ducklake_extension())] if config.duckdb == BASE_VERSION else []
     return {
-        "load": run.extensions(config) + [str(ducklake_extension())],
+        "load": run.extensions(config) + lake,
         "file_cache": False,
         "threads": threads,
         "client": "curl",
@@ -155,7 +158,7 @@ class Writer:
         worker = spec(self.run, rig, config, self.threads) | (spec_extra or {})
         worker["steps"] = [{"name": name, "sql": write.sql(self.source, target, catalog)}]
         with self.watch(row):
-            result = run_worker(worker, self.timeout, f"{config.name} write")
+            result = run_worker(worker, self.timeout, f"{config.name} write", python=self.run.python(config))
         rig.set_profile("lan")  # read back at LAN speed
         problems = [s["error"] for s in result["steps"] if s.get("error")]
         if not problems:
