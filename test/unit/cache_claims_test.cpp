@@ -1,29 +1,32 @@
-// BlockCache's fetch claims across processes (byte locks on one claims file an object): a claim is held until its
-// holder ends it or goes, however it goes (a cache closed, a process killed and not yet reaped); a claim of this
-// cache's other reads is refused as another process's is; a piece's claim and its block's are apart; claims make no
-// file per block, and a scan removes the claims files no one locks with their empty folder.
+// BlockCache's fetch claims across processes: when a claim is live, and that a dead process's claim is none, however
+// it died (killed and not yet reaped, its pid alive again in another process, killed while making the claim).
 #include "core/cache/block_cache.hpp"
 #include "block_cache_folder.hpp"
 
 #include <gtest/gtest.h>
 
 #include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
 #include <string>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 using namespace httpfs2;
 
 namespace {
 
-constexpr uint64_t PIECE_BIT = uint64_t(1) << 63; // a piece's index (PieceIndex)
+constexpr uint64_t BLOCK = BlockCache::BLOCK_SIZE;
 
 class CacheClaimsTest : public BlockCacheFolderTest {
 protected:
-	//! The files in the object's folder.
-	std::vector<std::string> ObjectFiles() {
-		auto file = cache->BlockFile(key, 0);
-		return FolderNames(file.substr(0, file.rfind('/')));
+	std::string ClaimFileOf(uint64_t index) {
+		auto file = cache->BlockFile(key, index);
+		return file.substr(0, file.size() - std::strlen(".blk")) + ".fetch";
 	}
 
 	const CacheKey key {"s3://bucket/table/part-0.parquet", "etag=\"abc\";size=1049810"};
@@ -31,7 +34,7 @@ protected:
 
 } // namespace
 
-TEST_F(CacheClaimsTest, AClaimOfAKilledProcessIsGoneBeforeItsParentReapsIt) {
+TEST_F(CacheClaimsTest, AClaimOfAKilledProcessIsStaleBeforeItsParentReapsIt) {
 	int ready[2];
 	ASSERT_EQ(pipe(ready), 0);
 	pid_t child = fork();
@@ -53,58 +56,53 @@ TEST_F(CacheClaimsTest, AClaimOfAKilledProcessIsGoneBeforeItsParentReapsIt) {
 	EXPECT_TRUE(cache->FetchedElsewhere(key, 1)) << "a running process's claim";
 	EXPECT_FALSE(cache->ClaimFetch(key, 1));
 	ASSERT_EQ(kill(child, SIGKILL), 0);
-	// Dead, not reaped: a zombie, as a killed child is until its parent waits for it.
+	// Dead, not reaped: a zombie, as a killed child is until its parent waits for it, whose pid answers kill(pid, 0).
 	siginfo_t ended {};
 	ASSERT_EQ(waitid(P_PID, id_t(child), &ended, WEXITED | WNOWAIT), 0);
+	EXPECT_EQ(kill(child, 0), 0);
 	EXPECT_FALSE(cache->FetchedElsewhere(key, 1)) << "a zombie's claim was taken for a live one";
-	EXPECT_TRUE(cache->ClaimFetch(key, 1)) << "the dead claim was not released";
+	EXPECT_TRUE(cache->ClaimFetch(key, 1)) << "the dead claim was not replaced";
 	ASSERT_EQ(waitpid(child, nullptr, 0), child);
 }
 
-TEST_F(CacheClaimsTest, AClaimIsHeldUntilItsHolderEndsItOrGoes) {
+TEST_F(CacheClaimsTest, AClaimWhosePidRunsOnButWhoseCacheIsGoneIsStale) {
+	// The claimer's pid, this process's, runs on: as a pid taken again by another process after the claimer died.
 	auto other = Open();
 	ASSERT_TRUE(other->ClaimFetch(key, 0));
 	EXPECT_TRUE(cache->FetchedElsewhere(key, 0));
-	EXPECT_FALSE(cache->ClaimFetch(key, 0));
-	EXPECT_FALSE(other->FetchedElsewhere(key, 0)) << "its own claim";
-	other->EndFetchClaim(key, 0);
-	EXPECT_FALSE(cache->FetchedElsewhere(key, 0));
-	ASSERT_TRUE(other->ClaimFetch(key, 0));
-	other.reset(); // a cache closed with a claim held (its process ending)
+	other.reset();
+	ASSERT_EQ(access(ClaimFileOf(0).c_str(), F_OK), 0) << "the test wants the claim left behind";
 	EXPECT_FALSE(cache->FetchedElsewhere(key, 0));
 	EXPECT_TRUE(cache->ClaimFetch(key, 0));
 }
 
-TEST_F(CacheClaimsTest, AnotherReadOfThisCacheIsRefusedItsClaimAsAnotherProcessIs) {
-	ASSERT_TRUE(cache->ClaimFetch(key, 7));
-	EXPECT_FALSE(cache->ClaimFetch(key, 7)) << "another read would fetch the block again";
-	cache->EndFetchClaim(key, 7);
-	EXPECT_TRUE(cache->ClaimFetch(key, 7));
-	cache->EndFetchClaim(key, 7);
-}
-
-TEST_F(CacheClaimsTest, APiecesClaimAndItsBlocksAreApart) {
+TEST_F(CacheClaimsTest, AnEmptyClaimIsBeingWrittenForASecondThenIsStale) {
 	auto other = Open();
-	ASSERT_TRUE(other->ClaimFetch(key, 5));
-	// A piece whose index less its top bit is 5 (its offset 0, its length 5 bytes) is another unit.
-	EXPECT_FALSE(cache->FetchedElsewhere(key, PIECE_BIT | 5));
-	ASSERT_TRUE(cache->ClaimFetch(key, PIECE_BIT | 5));
-	EXPECT_TRUE(other->FetchedElsewhere(key, PIECE_BIT | 5));
-	EXPECT_FALSE(other->ClaimFetch(key, PIECE_BIT | 5));
+	ASSERT_TRUE(other->ClaimFetch(key, 0)); // makes the object's folder
+	auto claim = ClaimFileOf(2);
+	auto out = std::fopen(claim.c_str(), "w");
+	ASSERT_NE(out, nullptr);
+	std::fclose(out);
+	EXPECT_TRUE(cache->FetchedElsewhere(key, 2));
+	timespec times[2];
+	clock_gettime(CLOCK_REALTIME, &times[0]);
+	times[0].tv_sec -= 2;
+	times[1] = times[0];
+	ASSERT_EQ(utimensat(AT_FDCWD, claim.c_str(), times, 0), 0);
+	EXPECT_FALSE(cache->FetchedElsewhere(key, 2)) << "its process died between making the claim and writing it";
 }
 
-TEST_F(CacheClaimsTest, ClaimsMakeNoFilePerBlockAndAScanRemovesTheClaimsFilesNoOneLocks) {
-	for (uint64_t index = 0; index < 100; index++) {
-		ASSERT_TRUE(cache->ClaimFetch(key, index));
-	}
-	EXPECT_EQ(ObjectFiles(), std::vector<std::string> {"claims"});
-	EXPECT_EQ(cache->HeldBytes(), 0u) << "a claims file counted as a block";
-	EXPECT_TRUE(cache->Info().empty());
-	EXPECT_TRUE(cache->HeldIndices(key, 0, 200).empty());
-	EXPECT_EQ(ObjectFiles(), std::vector<std::string> {"claims"}) << "a scan removed a claims file in use";
-	for (uint64_t index = 0; index < 100; index++) {
-		cache->EndFetchClaim(key, index);
-	}
-	EXPECT_EQ(cache->HeldBytes(), 0u);
-	EXPECT_TRUE(ObjectFiles().empty()) << "the folder of no block and no claim was left";
+TEST_F(CacheClaimsTest, TheLivenessFilesOfProcessesThatDiedGoAndTheLiveOnesStay) {
+	auto processes = folder + "/httpfs2-processes-v1";
+	auto other = Open();
+	auto dead = processes + "/1-dead00"; // no process holds its lock
+	auto out = std::fopen(dead.c_str(), "w");
+	ASSERT_NE(out, nullptr);
+	std::fclose(out);
+	// Every liveness file made over a minute ago: only the unlocked one goes.
+	std::system(("touch -d '2 minutes ago' '" + processes + "'/*").c_str());
+	auto third = Open();
+	EXPECT_NE(access(dead.c_str(), F_OK), 0);
+	ASSERT_TRUE(other->ClaimFetch(key, 3));
+	EXPECT_TRUE(cache->FetchedElsewhere(key, 3)) << "a live process's liveness file was removed";
 }

@@ -482,6 +482,42 @@ TEST_F(CachedReadTest, ATailPieceServesReadsWithinItAndIsNoBlockButCoversTheLast
 	EXPECT_EQ(object.fetched[0].offset, object.size - PIECE - 100);
 }
 
+namespace {
+//! Where a process's claim on fetching block `index` of `key` lies (BlockCache::ClaimFetch).
+std::string ClaimFileOf(BlockCache &cache, const CacheKey &key, uint64_t index) {
+	auto file = cache.BlockFile(key, index);
+	return file.substr(0, file.size() - std::strlen(".blk")) + ".fetch";
+}
+
+//! Leaves a claim as process `pid` would have, made `age_seconds` ago.
+void WriteClaim(const std::string &file, long pid, int age_seconds) {
+	std::system(("mkdir -p '" + file.substr(0, file.rfind('/')) + "'").c_str());
+	auto out = std::fopen(file.c_str(), "w");
+	ASSERT_NE(out, nullptr);
+	std::fprintf(out, "%ld", pid);
+	std::fclose(out);
+	timespec times[2];
+	clock_gettime(CLOCK_REALTIME, &times[0]);
+	times[0].tv_sec -= age_seconds;
+	times[1] = times[0];
+	ASSERT_EQ(utimensat(AT_FDCWD, file.c_str(), times, 0), 0);
+}
+
+bool Exists(const std::string &file) {
+	return access(file.c_str(), F_OK) == 0;
+}
+
+//! The pid of a process that has ended.
+long DeadPid() {
+	auto child = fork();
+	if (child == 0) {
+		_exit(0);
+	}
+	waitpid(child, nullptr, 0);
+	return child;
+}
+} // namespace
+
 TEST_F(CachedReadTest, TwoCachesOnOneDirectoryShareOneFetchOfBlocksAndPieces) {
 	// A second BlockCache on the directory stands in for a second process: it shares only the files.
 	std::string error;
@@ -508,32 +544,46 @@ TEST_F(CachedReadTest, TwoCachesOnOneDirectoryShareOneFetchOfBlocksAndPieces) {
 	EXPECT_TRUE(object.Holds(read, first_bytes));
 	EXPECT_TRUE(object.Holds(read, second_bytes));
 	EXPECT_EQ(other_stats.Snapshot().Get(Counter::CACHE_FETCHES_SHARED), 4u);
-	EXPECT_FALSE(cache->FetchedElsewhere(key, 1) || other->FetchedElsewhere(key, 1))
-	    << "the claim outlived the block's write";
+	EXPECT_FALSE(Exists(ClaimFileOf(*cache, key, 1))) << "the claim outlived the block's write";
 }
 
-TEST_F(CachedReadTest, AClaimOfAProcessThatEndedIsNoneAndTheBlockIsFetchedAtOnce) {
-	FakeObject object(BLOCK);
-	auto child = fork();
-	ASSERT_GE(child, 0);
-	if (child == 0) {
-		auto claimer = Open();
-		_exit(claimer && claimer->ClaimFetch(key, 0) ? 0 : 1); // ends with its claim held
-	}
-	int status = 0;
-	ASSERT_EQ(waitpid(child, &status, 0), child);
-	ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the child could not claim the block";
+TEST_F(CachedReadTest, AClaimOfADeadProcessOrTooOldIsStaleAndTheBlockIsFetchedAtOnce) {
+	FakeObject object(3 * BLOCK);
+	auto dead = ClaimFileOf(*cache, key, 0);
+	auto old = ClaimFileOf(*cache, key, 2);
+	WriteClaim(dead, DeadPid(), 0);
+	WriteClaim(old, long(getpid()), int(BlockCache::FETCH_CLAIM_NS / 1000000000) + 5);
 	EXPECT_FALSE(cache->FetchedElsewhere(key, 0));
+	EXPECT_FALSE(cache->FetchedElsewhere(key, 2));
 	auto started = std::chrono::steady_clock::now();
 	Read(object, ByteRange {0, BLOCK});
-	EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(1)) << "an ended claim was waited on";
-	EXPECT_EQ(object.fetched.size(), 1u);
+	Read(object, ByteRange {2 * BLOCK, BLOCK});
+	EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(1)) << "a stale claim was waited on";
+	EXPECT_EQ(object.fetched.size(), 2u);
+	cache->Flush();
+	EXPECT_FALSE(Exists(dead));
+	EXPECT_FALSE(Exists(old));
+}
+
+TEST_F(CachedReadTest, AStaleClaimIsNoBlockAndAScanRemovesItAndAClearTheLiveOnes) {
+	auto stale = ClaimFileOf(*cache, key, 0);
+	auto live = ClaimFileOf(*cache, key, 1);
+	WriteClaim(stale, DeadPid(), 0);
+	WriteClaim(live, long(getpid()), 0);
+	EXPECT_EQ(cache->HeldBytes(), 0u);
+	EXPECT_TRUE(cache->HeldIndices(key, 0, 10).empty());
+	EXPECT_TRUE(cache->Info().empty());
+	EXPECT_FALSE(Exists(stale));
+	EXPECT_TRUE(Exists(live));
+	EXPECT_TRUE(cache->FetchedElsewhere(key, 1));
+	cache->Clear("");
+	EXPECT_FALSE(Exists(live));
 }
 
 TEST_F(CachedReadTest, AReadWaitingOnAnotherProcessStopsWhenCancelledAndFetchesWhenTheClaimEnds) {
 	FakeObject object(2 * BLOCK);
-	auto other = Open(); // another process, fetching block 1
-	ASSERT_TRUE(other->ClaimFetch(key, 1));
+	auto claim = ClaimFileOf(*cache, key, 1);
+	WriteClaim(claim, long(getpid()), 0);
 	std::atomic<bool> cancel {false};
 	std::atomic<bool> threw {false};
 	std::vector<char> bytes(BLOCK);
@@ -554,7 +604,7 @@ TEST_F(CachedReadTest, AReadWaitingOnAnotherProcessStopsWhenCancelledAndFetchesW
 	EXPECT_LT(std::chrono::steady_clock::now() - cancelled_at, std::chrono::seconds(1));
 	EXPECT_TRUE(object.fetched.empty()) << "the cancelled read fetched the block itself";
 	EXPECT_EQ(cache->Fetching().Count(), 0u);
-	EXPECT_TRUE(cache->FetchedElsewhere(key, 1)) << "a waiter ended another process's claim";
+	EXPECT_TRUE(Exists(claim)) << "a waiter removed another process's claim";
 
 	// The claim ends without the block (that fetch failed): the waiter fetches it itself.
 	std::thread waiting([&]() {
@@ -562,7 +612,7 @@ TEST_F(CachedReadTest, AReadWaitingOnAnotherProcessStopsWhenCancelledAndFetchesW
 		                                  object.Fetch()));
 	});
 	std::this_thread::sleep_for(std::chrono::milliseconds(200));
-	other->EndFetchClaim(key, 1);
+	unlink(claim.c_str());
 	waiting.join();
 	EXPECT_EQ(object.fetched.size(), 1u);
 	EXPECT_TRUE(object.Holds(ByteRange {BLOCK, BLOCK}, bytes));
@@ -573,7 +623,8 @@ TEST_F(CachedReadTest, AReadOfHeldBlocksWaitsOnAnotherProcessesClaimAndIsFalseWh
 	ASSERT_NE(other, nullptr);
 	FakeObject object(2 * BLOCK);
 	auto block = object.Bytes(ByteRange {BLOCK, BLOCK});
-	ASSERT_TRUE(other->ClaimFetch(key, 1));
+	auto claim = ClaimFileOf(*cache, key, 1);
+	WriteClaim(claim, long(getpid()), 0);
 	ByteRange wanted {BLOCK, BLOCK}; // the whole block: a piece would wait on a claim of that piece
 	std::vector<char> bytes(wanted.length);
 	std::atomic<bool> cancel {false};
@@ -595,18 +646,20 @@ TEST_F(CachedReadTest, AReadOfHeldBlocksWaitsOnAnotherProcessesClaimAndIsFalseWh
 	bool served = false;
 	std::thread waiting([&]() { served = ReadHeldBlocks(*cache, key, object.size, wanted, bytes.data(), stats); });
 	std::this_thread::sleep_for(std::chrono::milliseconds(100));
-	ASSERT_TRUE(other->Put(key, 1, block.data(), BLOCK)); // written, then its claim ends
+	ASSERT_TRUE(other->Put(key, 1, block.data(), BLOCK));
+	unlink(claim.c_str());
 	waiting.join();
 	EXPECT_TRUE(served);
 	EXPECT_TRUE(object.Holds(wanted, bytes));
 
 	// A claim that ends without the block: false, for the caller to fetch.
-	ASSERT_TRUE(other->ClaimFetch(key, 0));
+	auto second_claim = ClaimFileOf(*cache, key, 0);
+	WriteClaim(second_claim, long(getpid()), 0);
 	std::thread failing([&]() {
 		served = ReadHeldBlocks(*cache, key, object.size, ByteRange {0, BLOCK}, bytes.data(), stats);
 	});
 	std::this_thread::sleep_for(std::chrono::milliseconds(100));
-	other->EndFetchClaim(key, 0);
+	unlink(second_claim.c_str());
 	failing.join();
 	EXPECT_FALSE(served);
 	EXPECT_TRUE(object.fetched.empty());

@@ -3,13 +3,16 @@
 #include <limits>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <map>
 #include <set>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -21,18 +24,16 @@ constexpr uint64_t BlockCache::BLOCK_SIZE;
 constexpr uint64_t BlockCache::PENDING_LIMIT;
 constexpr int64_t BlockCache::WRITE_RETRY_NS;
 constexpr int64_t BlockCache::FETCH_CLAIM_NS;
+constexpr int64_t BlockCache::CLAIM_WRITE_NS;
 
 namespace {
 
 //! A new layout gets a new folder, so processes of two httpfs2 versions never read each other's blocks.
 const char *const ROOT_FOLDER = "httpfs2-blocks-v1";
+const char *const PROCESSES_FOLDER = "httpfs2-processes-v1";
 const char *const TEMP_PREFIX = "tmp-";
 const char *const BLOCK_SUFFIX = ".blk";
-//! The claims files of an object's folder (ClaimFetch): of its blocks and tail pieces, and of the pieces of its blocks.
-const char *const BLOCK_CLAIMS = "claims";
-const char *const PIECE_CLAIMS = "piece-claims";
-//! A piece's index has its top bit set (PieceIndex): cleared, it is its claim's byte, within a file's offsets.
-constexpr uint64_t PIECE_BIT = uint64_t(1) << 63;
+const char *const CLAIM_SUFFIX = ".fetch";
 //! No block takes a minute to write, so a temporary file this old belongs to a writer that was killed.
 constexpr int64_t STALE_TEMP_NS = 60LL * 1000 * 1000 * 1000;
 //! How soon a writing process sees what the others wrote, against the cost of a scan (a stat per block).
@@ -88,28 +89,28 @@ bool CanWriteIn(const std::string &folder) {
 	return true;
 }
 
-//! A lock of `type` (F_WRLCK, F_UNLCK) on the one byte `byte`.
-struct flock ByteLock(short type, off_t byte) {
-	struct flock lock = {};
-	lock.l_type = type;
-	lock.l_whence = SEEK_SET;
-	lock.l_start = byte;
-	lock.l_len = 1;
-	return lock;
-}
+//! Whether a process holds the lock on the liveness file `file`.
+enum class Liveness { HELD, FREE, UNKNOWN };
 
-//! Whether an open file description holds a lock on `file` (any byte); false when none can be seen.
-bool ClaimsFileLocked(const std::string &file) {
+Liveness LockOf(const std::string &file) {
 	int fd = open(file.c_str(), O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		return false;
+		return errno == ENOENT ? Liveness::FREE : Liveness::UNKNOWN;
 	}
-	struct flock lock = {};
-	lock.l_type = F_WRLCK;
-	lock.l_whence = SEEK_SET;
-	bool locked = fcntl(fd, F_OFD_GETLK, &lock) == 0 && lock.l_type != F_UNLCK;
+	auto liveness = Liveness::UNKNOWN;
+	if (flock(fd, LOCK_SH | LOCK_NB) == 0) {
+		liveness = Liveness::FREE; // released as the descriptor closes
+	} else if (errno == EWOULDBLOCK) {
+		liveness = Liveness::HELD;
+	}
 	close(fd);
-	return locked;
+	return liveness;
+}
+
+//! Whether `name` can be a liveness file's name (<pid>-<mkstemp's letters and digits>), so no path elsewhere.
+bool IsLivenessName(const std::string &name) {
+	return name.find('-') != std::string::npos &&
+	       std::all_of(name.begin(), name.end(), [](char c) { return std::isalnum((unsigned char)c) || c == '-'; });
 }
 
 void RemoveFolders(const std::set<std::string> &folders) {
@@ -128,17 +129,77 @@ struct BlockCache::ScannedBlock {
 };
 
 BlockCache::BlockCache(const std::string &directory, uint64_t max_bytes_p, uint64_t pending_limit)
-    : root(directory + "/" + ROOT_FOLDER), max_bytes(max_bytes_p), versions(directory),
+    : root(directory + "/" + ROOT_FOLDER), processes(directory + "/" + PROCESSES_FOLDER), max_bytes(max_bytes_p),
+      versions(directory),
       writer(new BlockWriter(pending_limit, [this](const PendingBlock &block) { StorePending(block); })) {
+	StartLiveness();
 }
 
 BlockCache::~BlockCache() {
 	// Explicitly first, though it is the last member: the writer's thread must be joined before anything goes.
 	writer.reset();
-	MutexLock lock(claims_mutex);
-	for (auto &claim : own_claims) {
-		close(claim.second.fd);
+	if (liveness_fd >= 0) {
+		unlink((processes + "/" + liveness_name).c_str());
+		close(liveness_fd);
 	}
+}
+
+void BlockCache::StartLiveness() {
+	auto now_ns = ClockNanoseconds(CLOCK_REALTIME);
+	for (auto &name : FolderNames(processes)) {
+		auto file = processes + "/" + name;
+		struct stat status;
+		if (lstat(file.c_str(), &status) == 0 && now_ns - Nanoseconds(status.st_mtim) > STALE_TEMP_NS &&
+		    LockOf(file) == Liveness::FREE) {
+			unlink(file.c_str());
+		}
+	}
+	if (!MakeFolders(processes)) {
+		return;
+	}
+	auto pattern = processes + "/" + std::to_string(getpid()) + "-XXXXXX";
+	std::vector<char> name(pattern.begin(), pattern.end());
+	name.push_back('\0');
+	int fd = mkstemp(name.data());
+	if (fd < 0) {
+		return;
+	}
+	// Not inherited by programs this process runs (mkstemp's descriptor is): their lives are not its.
+	if (fcntl(fd, F_SETFD, FD_CLOEXEC) != 0 || flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		unlink(name.data());
+		close(fd);
+		return;
+	}
+	liveness_fd = fd;
+	liveness_name = std::string(name.data()).substr(processes.size() + 1);
+}
+
+bool BlockCache::ClaimLive(const std::string &file, int64_t now_ns) const {
+	struct stat status;
+	if (lstat(file.c_str(), &status) != 0 || now_ns - Nanoseconds(status.st_mtim) > FETCH_CLAIM_NS) {
+		return false;
+	}
+	int fd = open(file.c_str(), O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		return false;
+	}
+	char text[64] = {};
+	auto got = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (got <= 0) {
+		return now_ns - Nanoseconds(status.st_mtim) < CLAIM_WRITE_NS;
+	}
+	std::string owner(text, size_t(got));
+	if (IsLivenessName(owner)) {
+		auto liveness = LockOf(processes + "/" + owner);
+		if (liveness != Liveness::UNKNOWN) {
+			return liveness == Liveness::HELD;
+		}
+	}
+	// A claim naming its pid alone (no liveness file could be made, or a lock cannot be tried): a pid of another pid
+	// namespace counts as running, and at worst is waited for until the claim is too old.
+	auto pid = std::atol(owner.c_str());
+	return pid <= 0 || kill(pid_t(pid), 0) == 0 || errno != ESRCH;
 }
 
 std::unique_ptr<BlockCache> BlockCache::Open(const std::string &directory, uint64_t max_bytes, std::string &error,
@@ -258,7 +319,8 @@ uint64_t BlockCache::ClearPath(const std::string &path, int64_t before_ns) {
 uint64_t BlockCache::ClearWhere(bool all, const std::function<bool(const std::string &)> &matches, int64_t before_ns) {
 	writer->Drop(matches, before_ns);
 	EndDroppedClaims(matches);
-	auto blocks = ScanBlocks();
+	std::vector<std::string> claims;
+	auto blocks = ScanBlocks(&claims);
 	uint64_t held = 0;
 	std::vector<ScannedBlock> matching;
 	for (auto &block : blocks) {
@@ -270,14 +332,15 @@ uint64_t BlockCache::ClearWhere(bool all, const std::function<bool(const std::st
 			matching.push_back(block);
 		}
 	}
-	// The claims files of the folders cleared go too: their waiters see no claim and fetch the blocks themselves.
+	// The claims in the folders cleared go too (all of them with `all`): their waiters fetch the blocks themselves.
 	std::set<std::string> cleared;
 	for (auto &block : matching) {
 		cleared.insert(FolderOf(block.file));
 	}
-	for (auto &folder : cleared) {
-		unlink((folder + "/" + BLOCK_CLAIMS).c_str());
-		unlink((folder + "/" + PIECE_CLAIMS).c_str());
+	for (auto &claim : claims) {
+		if (all || cleared.count(FolderOf(claim))) {
+			unlink(claim.c_str());
+		}
 	}
 	auto removed = RemoveBlocks(matching);
 	counted_bytes = held - std::min(held, removed);
@@ -289,9 +352,8 @@ void BlockCache::EndDroppedClaims(const std::function<bool(const std::string &)>
 	{
 		MutexLock lock(claims_mutex);
 		for (auto &claim : own_claims) {
-			auto &own = claim.second;
-			if (matches(own.key.path) && !writer->Contains(own.key, own.index)) {
-				dropped.push_back(std::make_pair(own.key, own.index));
+			if (matches(claim.second.first.path) && !writer->Contains(claim.second.first, claim.second.second)) {
+				dropped.push_back(claim.second);
 			}
 		}
 	}
@@ -357,71 +419,53 @@ FetchingBlocks &BlockCache::Fetching() {
 }
 
 bool BlockCache::ClaimFetch(const CacheKey &key, uint64_t index) {
-	off_t byte;
-	auto file = ClaimsFile(key, index, byte);
-	auto name = std::make_pair(file, byte);
-	{
-		MutexLock lock(claims_mutex);
-		if (own_claims.count(name)) {
-			return false; // another read of this cache fetches it: waited for as another process's fetch is
+	auto file = ClaimFile(key, index);
+	auto owner = liveness_fd >= 0 ? liveness_name : std::to_string(getpid());
+	for (int attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
+		int fd = open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		if (fd >= 0) {
+			bool written = write(fd, owner.data(), owner.size()) == ssize_t(owner.size());
+			close(fd);
+			if (!written) {
+				unlink(file.c_str());
+				return true;
+			}
+			MutexLock lock(claims_mutex);
+			own_claims[file] = std::make_pair(key, index);
+			return true;
 		}
-	}
-	int fd = -1;
-	for (int attempt = 0; attempt < WRITE_ATTEMPTS && fd < 0; attempt++) {
-		fd = open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-		if (fd < 0 && (errno != ENOENT || !MakeFolders(ObjectFolder(key)))) {
+		if (errno == EEXIST) {
+			if (ClaimLive(file, ClockNanoseconds(CLOCK_REALTIME))) {
+				return false;
+			}
+			unlink(file.c_str()); // stale: its process is gone or it is too old
+		} else if (errno != ENOENT || !MakeFolders(ObjectFolder(key))) {
 			return true;
 		}
 	}
-	if (fd < 0) {
-		return true;
-	}
-	// A description of its own: a lock held on another (another read's, another cache's) is refused to it.
-	auto lock = ByteLock(F_WRLCK, byte);
-	if (fcntl(fd, F_OFD_SETLK, &lock) != 0) {
-		bool held = errno == EAGAIN || errno == EACCES;
-		close(fd);
-		return !held;
-	}
-	MutexLock guard(claims_mutex);
-	own_claims[name] = OwnClaim {key, index, fd};
 	return true;
 }
 
 void BlockCache::EndFetchClaim(const CacheKey &key, uint64_t index) {
-	off_t byte;
-	auto file = ClaimsFile(key, index, byte);
-	auto name = std::make_pair(file, byte);
-	int fd;
+	auto file = ClaimFile(key, index);
 	{
 		MutexLock lock(claims_mutex);
-		auto own = own_claims.find(name);
-		if (own == own_claims.end()) {
+		if (own_claims.erase(file) == 0) {
 			return;
 		}
-		fd = own->second.fd;
-		own_claims.erase(own);
 	}
-	close(fd); // releases the lock: its description has no other descriptor
+	unlink(file.c_str());
 }
 
 bool BlockCache::FetchedElsewhere(const CacheKey &key, uint64_t index) {
-	off_t byte;
-	auto file = ClaimsFile(key, index, byte);
+	auto file = ClaimFile(key, index);
 	{
 		MutexLock lock(claims_mutex);
-		if (own_claims.count(std::make_pair(file, byte))) {
+		if (own_claims.count(file)) {
 			return false;
 		}
 	}
-	int fd = open(file.c_str(), O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		return false;
-	}
-	auto lock = ByteLock(F_WRLCK, byte);
-	bool held = fcntl(fd, F_OFD_GETLK, &lock) == 0 && lock.l_type != F_UNLCK;
-	close(fd);
-	return held;
+	return ClaimLive(file, ClockNanoseconds(CLOCK_REALTIME));
 }
 
 constexpr int64_t BlockCache::RECORD_REFRESH_NS;
@@ -474,10 +518,8 @@ std::string BlockCache::BlockFile(const CacheKey &key, uint64_t index) const {
 	return ObjectFolder(key) + "/" + std::to_string(index) + BLOCK_SUFFIX;
 }
 
-std::string BlockCache::ClaimsFile(const CacheKey &key, uint64_t index, off_t &byte) const {
-	bool piece = (index & PIECE_BIT) != 0;
-	byte = off_t(index & ~PIECE_BIT);
-	return ObjectFolder(key) + "/" + (piece ? PIECE_CLAIMS : BLOCK_CLAIMS);
+std::string BlockCache::ClaimFile(const CacheKey &key, uint64_t index) const {
+	return ObjectFolder(key) + "/" + std::to_string(index) + CLAIM_SUFFIX;
 }
 
 bool BlockCache::ScanDue() const {
@@ -513,11 +555,15 @@ uint64_t BlockCache::ScanAndEvictLocked() {
 }
 
 std::vector<BlockCache::ScannedBlock> BlockCache::ScanBlocks() {
+	return ScanBlocks(nullptr);
+}
+
+std::vector<BlockCache::ScannedBlock> BlockCache::ScanBlocks(std::vector<std::string> *claims) {
 	std::vector<ScannedBlock> blocks;
 	auto now_ns = ClockNanoseconds(CLOCK_REALTIME);
 	for (auto &shard : FolderNames(root)) {
 		for (auto &object : FolderNames(root + "/" + shard)) {
-			ScanObjectFolder(root + "/" + shard + "/" + object, BLOCK_SUFFIX, now_ns, blocks);
+			ScanObjectFolder(root + "/" + shard + "/" + object, BLOCK_SUFFIX, now_ns, blocks, claims);
 		}
 	}
 	return blocks;
@@ -534,17 +580,14 @@ std::vector<BlockCache::ScannedBlock> BlockCache::ScanBlocksAndRecords() {
 }
 
 void BlockCache::ScanObjectFolder(const std::string &folder, const char *suffix, int64_t now_ns,
-                                  std::vector<ScannedBlock> &blocks) const {
+                                  std::vector<ScannedBlock> &blocks, std::vector<std::string> *claims) const {
 	auto names = FolderNames(folder);
-	std::vector<std::string> claims;
-	bool only_claims = true;
+	if (names.empty()) {
+		// Left by evictions and clears; a write that made it meanwhile makes it again.
+		rmdir(folder.c_str());
+	}
 	for (auto &name : names) {
 		auto file = folder + "/" + name;
-		if (name == BLOCK_CLAIMS || name == PIECE_CLAIMS) {
-			claims.push_back(file);
-			continue;
-		}
-		only_claims = false;
 		struct stat status;
 		if (lstat(file.c_str(), &status) != 0 || !S_ISREG(status.st_mode)) {
 			continue;
@@ -552,21 +595,17 @@ void BlockCache::ScanObjectFolder(const std::string &folder, const char *suffix,
 		auto modified_ns = Nanoseconds(status.st_mtim);
 		if (StartsWith(name, TEMP_PREFIX) && now_ns - modified_ns > STALE_TEMP_NS) {
 			unlink(file.c_str());
+		} else if (EndsWith(name, CLAIM_SUFFIX)) {
+			// A claim is no block; one whose process was killed mid-fetch or that is too old goes.
+			if (!ClaimLive(file, now_ns)) {
+				unlink(file.c_str());
+			} else if (claims) {
+				claims->push_back(file);
+			}
 		} else if (EndsWith(name, suffix)) {
 			blocks.push_back(ScannedBlock {file, uint64_t(status.st_size), modified_ns});
 		}
 	}
-	if (!only_claims) {
-		return;
-	}
-	// Left by evictions and clears, with the claims files no fetch holds; a write that made it meanwhile makes it
-	// again, and a fetch that opened a claims file just removed is seen by none (the block fetched twice at worst).
-	for (auto &claims_file : claims) {
-		if (!ClaimsFileLocked(claims_file)) {
-			unlink(claims_file.c_str());
-		}
-	}
-	rmdir(folder.c_str());
 }
 
 uint64_t BlockCache::EvictLeastRecentlyUsed(std::vector<ScannedBlock> &blocks, uint64_t held) {

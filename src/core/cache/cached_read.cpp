@@ -214,14 +214,11 @@ void WaitForOtherProcesses(BlockCache &cache, const CacheKey &key, uint64_t obje
 		return;
 	}
 	std::unique_ptr<char[]> buffer(new char[BLOCK]);
-	auto give_up = std::chrono::steady_clock::now() + std::chrono::nanoseconds(BlockCache::FETCH_CLAIM_NS);
 	while (!units.empty()) {
 		std::vector<Unit> waiting;
-		// A claim held past the bound (its process alive but stuck) is waited for no longer.
-		bool waited_enough = std::chrono::steady_clock::now() >= give_up;
 		for (auto &unit : units) {
-			// The claim first: its process renames the file in place before it releases the claim.
-			bool live = !waited_enough && ClaimedElsewhere(cache, key, unit);
+			// The claim first: its process renames the file in place before it removes the claim.
+			bool live = ClaimedElsewhere(cache, key, unit);
 			// Holds before Get, and before the unit's buffer: most polls find nothing there yet.
 			bool there = cache.Holds(key, unit.index) || (unit.IsPiece() && cache.Holds(key, unit.block));
 			std::shared_ptr<char> bytes;
@@ -455,18 +452,14 @@ bool ReadTailPieceOrClaimIt(BlockCache &cache, const CacheKey &key, uint64_t obj
 	auto index = TailPieceIndex(piece_length);
 	// The caller counted the miss: a piece fetched elsewhere counts as shared, not as a hit too.
 	IoStats hit;
-	auto give_up = std::chrono::steady_clock::now() + std::chrono::nanoseconds(BlockCache::FETCH_CLAIM_NS);
 	while (!cache.ClaimFetch(key, index)) {
-		if (std::chrono::steady_clock::now() >= give_up) {
-			return false; // a claim held past the bound: the caller fetches the piece itself
-		}
 		// Another process's live claim: its piece is read once written, as a block's is (WaitForOtherProcesses).
 		if (ReadHeldTailPiece(cache, key, object_size, piece_length, range, destination, hit)) {
 			stats.Add(Counter::CACHE_FETCHES_SHARED);
 			return true;
 		}
-		// A claim that ended without the piece (or whose process died) is this read's at the next ClaimFetch; one of
-		// this process's other reads is waited for as another process's is.
+		// A claim that ended without the piece (or went stale) is this read's at the next ClaimFetch; one of this
+		// process's other reads is waited for as another process's is.
 		if (cancelled && cancelled()) {
 			throw BlockWaitCancelled();
 		}

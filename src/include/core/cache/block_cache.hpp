@@ -12,13 +12,11 @@
 //                                                    its tail piece or a piece of a block (indices past any block:
 //                                                    TailPieceIndex, PieceIndex)
 //   httpfs2-blocks-v1/<2 hex>/<16 hex>/tmp-<pid>-<n>  a block being written, renamed onto its .blk name when done
-//   httpfs2-blocks-v1/<2 hex>/<16 hex>/claims        the claims on fetching that object's blocks and tail pieces
-//                                                    (ClaimFetch): a lock on the byte at a block's index, held by the
-//                                                    process fetching it (an open file description's record lock,
-//                                                    F_OFD_SETLK), which the kernel releases when the process ends
-//                                                    the claim or dies, killed or not, reaped or not
-//   httpfs2-blocks-v1/<2 hex>/<16 hex>/piece-claims  the same for the pieces of blocks (at their index less its top
-//   bit)
+//   httpfs2-blocks-v1/<2 hex>/<16 hex>/<index>.fetch  a process's claim on fetching that block (ClaimFetch): the name
+//                                                    of its liveness file
+//   httpfs2-processes-v1/<pid>-<6 chars>             a process's liveness file, empty: the process holds a lock on it
+//                                                    (flock) while its cache is open, which the kernel releases when
+//                                                    the process dies, killed or not, reaped or not
 //
 //   httpfs2-versions-v1/...                          the versions learnt of objects (core/cache/version_records)
 //
@@ -56,7 +54,6 @@
 #include <map>
 #include <memory>
 #include <string>
-#include <sys/types.h>
 #include <vector>
 
 namespace httpfs2 {
@@ -148,20 +145,24 @@ public:
 	VersionRecords &Versions();
 	//! The blocks this process's reads are fetching now (core/cache/cached_read waits for them).
 	FetchingBlocks &Fetching();
-	//! Claims the fetch of block `index` of `key` for this process, for the others to see: a lock on its byte of the
-	//! object's claims file (one file an object, made once; a claim made and ended is no file made and removed, which
-	//! cost a cold scan 11% of its CPU in ext4's inode allocator). False when another process (or another read of this
-	//! one, or another BlockCache) holds it (FetchedElsewhere): its block is waited for, FETCH_CLAIM_NS at most. A
-	//! claim that cannot be made (no file, locks unsupported) is no claim, and true (the caller fetches).
+	//! Claims the fetch of block `index` of `key` for this process, for the others to see: a marker file beside the
+	//! block, made exclusively, naming this cache's liveness file (its pid alone when that could not be made). False
+	//! when another process's live claim is there (FetchedElsewhere): its block is waited for. A stale claim is
+	//! replaced: its liveness file gone or not locked (its process died: a zombie or a pid taken again by another
+	//! process is dead too), for a claim naming a pid alone no such process, empty for over CLAIM_WRITE_NS (its
+	//! process died between making it and writing it), or older than FETCH_CLAIM_NS. A marker that cannot be made is
+	//! no claim, and true (the caller fetches).
 	bool ClaimFetch(const CacheKey &key, uint64_t index);
-	//! Releases this process's claim on the block, if it holds one. The cache does so itself once the block handed
+	//! Removes this process's claim on the block, if it holds one. The cache does so itself once the block handed
 	//! over is written or refused; a read whose fetch failed does so at once.
 	void EndFetchClaim(const CacheKey &key, uint64_t index);
-	//! Whether a claim of another process (or another BlockCache) on the block is held.
+	//! Whether a live claim of another process (or another BlockCache) on the block is there.
 	bool FetchedElsewhere(const CacheKey &key, uint64_t index);
-	//! A read waits this long at most for a block another process claimed: longer than a request's timeout
-	//! (http_timeout 30 s) and its retries take in all but the worst cases, after which it fetches the block itself.
+	//! A claim on a fetch is stale past this age: longer than a request's timeout (http_timeout 30 s) and its retries
+	//! take in all but the worst cases, after which a waiter fetches the block itself.
 	static constexpr int64_t FETCH_CLAIM_NS = 60LL * 1000 * 1000 * 1000;
+	//! An empty claim is one being written (a few bytes, right after it was made) for this long, then a dead one.
+	static constexpr int64_t CLAIM_WRITE_NS = 1000LL * 1000 * 1000;
 	//! Versions().Record, the record counted against the bound (and evicted with the blocks, oldest first). A record
 	//! of the same version learnt at most `fresh_ns` before `learnt_ns` is left as it is (true): a warm query proves
 	//! the versions of all the files it opens, and rewriting each record (a file written and renamed over the old one)
@@ -197,12 +198,18 @@ private:
 	std::vector<ScannedBlock> ScanBlocks();
 	//! ScanBlocks, and the version records' files: what the bound counts.
 	std::vector<ScannedBlock> ScanBlocksAndRecords();
-	//! The blocks in one object's folder; its temporary files older than a minute are removed, and the folder when it
-	//! holds nothing else but claims files no process locks.
+	//! The blocks in one object's folder; its temporary files older than a minute are removed, and the folder
+	//! when it is empty.
+	//! Stale fetch claims are removed too; with `claims`, the live ones are listed in it.
 	void ScanObjectFolder(const std::string &folder, const char *suffix, int64_t now_ns,
-	                      std::vector<ScannedBlock> &blocks) const;
-	//! The claims file of unit `index` of `key`, and its byte there.
-	std::string ClaimsFile(const CacheKey &key, uint64_t index, off_t &byte) const;
+	                      std::vector<ScannedBlock> &blocks, std::vector<std::string> *claims = nullptr) const;
+	//! Whether the fetch claim `file` is live (ClaimFetch says when it is stale).
+	bool ClaimLive(const std::string &file, int64_t now_ns) const;
+	//! Makes and locks this process's liveness file (none when it cannot: its claims then name its pid), and removes
+	//! those of processes that died (unlocked and over a minute old: one just made is locked at once).
+	void StartLiveness();
+	std::vector<ScannedBlock> ScanBlocks(std::vector<std::string> *claims);
+	std::string ClaimFile(const CacheKey &key, uint64_t index) const;
 	//! Ends this process's claims on blocks of paths that `matches` and are not pending (dropped by a clear).
 	void EndDroppedClaims(const std::function<bool(const std::string &)> &matches);
 	uint64_t EvictLeastRecentlyUsed(std::vector<ScannedBlock> &blocks, uint64_t held);
@@ -212,6 +219,11 @@ private:
 	uint64_t ClearWhere(bool all, const std::function<bool(const std::string &)> &matches, int64_t before_ns);
 
 	const std::string root;
+	//! Where the liveness files of the processes using the cache are (httpfs2-processes-v1).
+	const std::string processes;
+	//! This cache's liveness file ("" when none) and the descriptor holding its lock, open until the cache goes.
+	std::string liveness_name;
+	int liveness_fd = -1;
 	const uint64_t max_bytes;
 	VersionRecords versions;
 	FetchingBlocks fetching;
@@ -222,14 +234,8 @@ private:
 	//! One scan at a time in this process: a second would find the same blocks to evict.
 	Mutex scan_mutex;
 	Mutex claims_mutex;
-	struct OwnClaim {
-		CacheKey key;
-		uint64_t index;
-		//! The descriptor of the open file description holding the lock: closing it ends the claim.
-		int fd;
-	};
-	//! The fetch claims this cache holds, by their claims file and byte.
-	std::map<std::pair<std::string, off_t>, OwnClaim> own_claims HTTPFS2_GUARDED_BY(claims_mutex);
+	//! The fetch claims this process made and holds, by their file.
+	std::map<std::string, std::pair<CacheKey, uint64_t>> own_claims HTTPFS2_GUARDED_BY(claims_mutex);
 
 	std::atomic<uint64_t> hits {0};
 	std::atomic<uint64_t> misses {0};

@@ -67,8 +67,7 @@ bool ReadHeldTailPiece(BlockCache &cache, const CacheKey &key, uint64_t object_s
                        const ByteRange &range, char *destination, IoStats &stats);
 
 //! For a read of the tail piece of `piece_length` bytes (`range`, exactly it) the cache missed: while another process
-//! claims its fetch, waits for it (FETCH_CLAIM_NS at most) and serves `range` from it (true); otherwise claims the
-//! fetch for this process
+//! claims its fetch, waits for it and serves `range` from it (true); otherwise claims the fetch for this process
 //! (BlockCache::ClaimFetch) and is false: the caller fetches and hands it to FillTailPiece, whose write ends the claim
 //! (or ends it with EndFetchClaim). Throws BlockWaitCancelled once `cancelled` says so.
 bool ReadTailPieceOrClaimIt(BlockCache &cache, const CacheKey &key, uint64_t object_size, uint64_t piece_length,
