@@ -343,7 +343,7 @@ unique_ptr<ReadHandle> ReadOpener::OpenFromTail(const string &path, duckdb::File
 
 bool ReadOpener::ProveFolder(const string &path, optional_ptr<FileOpener> opener, const IoSettings &settings,
                              QueryVersions &query) {
-	auto folder = path.substr(0, path.rfind('/') + 1);
+	auto folder = FolderProofs::FolderOf(path);
 	{
 		MutexLock guard(wide_lock);
 		if (wide_folders.count(folder)) {

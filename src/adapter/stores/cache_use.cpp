@@ -68,44 +68,49 @@ void AttachBlockCache(ExtensionState &state, IoStats &stats, CheckedRangeReader 
 }
 
 //! The version of `path` the cache recorded as learnt at `not_before_ns` or later, into `version`.
-static bool RecordedVersion(ExtensionState &state, const IoSettings &settings, const string &path,
-                            int64_t not_before_ns, ObjectVersion &version) {
-	string error, recorded;
-	auto cache = state.CacheFor(settings, error);
-	return cache && cache->Versions().Find(path, not_before_ns, CacheClockNanoseconds(), recorded) &&
+static bool RecordedVersion(BlockCache &cache, const string &path, int64_t not_before_ns, ObjectVersion &version) {
+	string recorded;
+	return cache.Versions().Find(path, not_before_ns, CacheClockNanoseconds(), recorded) &&
 	       DecodeVersion(recorded, version);
 }
 
-//! Whether the cache holds the last block or the tail piece of `version` of `path`.
-static bool TailHeld(ExtensionState &state, const IoSettings &settings, const string &path,
-                     const ObjectVersion &version) {
-	CacheKey key;
+//! Whether the cache recorded a version of `path` learnt at `not_before_ns` or later, and holds its last block or its
+//! tail piece.
+static bool RecordedAndTailHeldSince(ExtensionState &state, const IoSettings &settings, const string &path,
+                                     int64_t not_before_ns) {
 	string error;
-	if (version.size == 0 || !CheckedRangeReader::CacheKeyFor(path, CheckedRangeReader::ExpectedOf(version), key)) {
+	auto cache = state.CacheFor(settings, error);
+	ObjectVersion recorded;
+	CacheKey key;
+	if (!cache || !RecordedVersion(*cache, path, not_before_ns, recorded) || recorded.size == 0 ||
+	    !CheckedRangeReader::CacheKeyFor(path, CheckedRangeReader::ExpectedOf(recorded), key)) {
 		return false;
 	}
-	auto cache = state.CacheFor(settings, error);
-	return cache && (cache->Holds(key, (version.size - 1) / BlockCache::BLOCK_SIZE) ||
-	                 cache->Holds(key, TailPieceIndex(ParquetFooter::DuckDBTailReadSize(version.size))));
+	return cache->Holds(key, (recorded.size - 1) / BlockCache::BLOCK_SIZE) ||
+	       cache->Holds(key, TailPieceIndex(ParquetFooter::DuckDBTailReadSize(recorded.size)));
+}
+
+//! Where the session's trust window (httpfs2_cache_trust_seconds) opens now.
+static int64_t TrustWindowStart(const IoSettings &settings) {
+	return CacheClockNanoseconds() - static_cast<int64_t>(settings.cache_trust_seconds) * 1000 * 1000 * 1000;
 }
 
 bool FindTrustedVersion(ExtensionState &state, const IoSettings &settings, const string &path, ObjectVersion &version) {
 	if (!settings.cache_enabled || settings.cache_trust_seconds == 0) {
 		return false;
 	}
-	auto window = static_cast<int64_t>(settings.cache_trust_seconds) * 1000 * 1000 * 1000;
-	return RecordedVersion(state, settings, path, CacheClockNanoseconds() - window, version);
+	string error;
+	auto cache = state.CacheFor(settings, error);
+	return cache && RecordedVersion(*cache, path, TrustWindowStart(settings), version);
 }
 
 bool TrustedAndTailHeld(ExtensionState &state, const IoSettings &settings, const string &path) {
-	ObjectVersion trusted;
-	return FindTrustedVersion(state, settings, path, trusted) && TailHeld(state, settings, path, trusted);
+	return settings.cache_enabled && settings.cache_trust_seconds != 0 &&
+	       RecordedAndTailHeldSince(state, settings, path, TrustWindowStart(settings));
 }
 
 bool RecordedAndTailHeld(ExtensionState &state, const IoSettings &settings, const string &path) {
-	ObjectVersion recorded;
-	return settings.cache_enabled && RecordedVersion(state, settings, path, 0, recorded) &&
-	       TailHeld(state, settings, path, recorded);
+	return settings.cache_enabled && RecordedAndTailHeldSince(state, settings, path, 0);
 }
 
 void FillInBackground(IoPool &pool, std::shared_ptr<CheckedRangeReader> reader, const ByteRange &range,

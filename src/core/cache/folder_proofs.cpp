@@ -5,7 +5,7 @@ namespace httpfs2 {
 constexpr std::chrono::milliseconds FolderProofs::GIVE_UP_CHECK;
 
 bool FolderProofs::Proves(const std::string &path, const List &list, const std::function<bool()> &give_up) {
-	auto name = path.substr(0, path.rfind('/') + 1);
+	auto name = FolderOf(path);
 	uint64_t listed_in = 0;
 	{
 		MutexLock guard(lock);
@@ -48,6 +48,10 @@ bool FolderProofs::Proves(const std::string &path, const List &list, const std::
 	}
 	listed.notify_all();
 	return named;
+}
+
+std::string FolderProofs::FolderOf(const std::string &path) {
+	return path.substr(0, path.rfind('/') + 1);
 }
 
 void FolderProofs::Clear() {

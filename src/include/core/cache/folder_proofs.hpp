@@ -38,6 +38,8 @@ public:
 	bool Proves(const std::string &path, const List &list, const std::function<bool()> &give_up);
 	//! Forgets all (a query began or ended); a listing under way is dropped when it ends.
 	void Clear();
+	//! The folder `path` is in, as the proofs key it: up to its last '/', included.
+	static std::string FolderOf(const std::string &path);
 
 	static constexpr std::chrono::milliseconds GIVE_UP_CHECK {50};
 
