@@ -27,11 +27,14 @@ def test_two_processes_reading_one_glob_at_once_send_about_one_cold_runs_request
     )
     assert cold["shas"] == [total]
     one = cold_requests.get("GetObject", 0)
-    # With the claims one run's GETs and at most a few more (1.5.5: 12 against 12 or 13, 3 runs; 2.0.1: 12 to 15
-    # against 12, 4 runs). Without them (ClaimFetch always true, FetchedElsewhere always false) each process fetches
-    # what it has not found written yet: 22 to 33 against 16 or 17 (8 runs, before a footer's metadata was served from
-    # its tail piece), which a bound of 1.3x + 2 let pass at 22 against 16. The two processes' read orders differ from
-    # run to run (more so on DuckDB 2.0, whose own read-ahead runs beside httpfs2's): the best of three pairs.
+    # With the claims one run's GETs and at most one more (12 or 13 against 12 in 27 pairs on 1.5.5 and on 2.0.1).
+    # Without them (ClaimFetch always true, FetchedElsewhere always false) each process fetches what it has not found
+    # written yet: 22 to 33 against 16 or 17 (8 runs, before a footer's metadata was served from its tail piece). On
+    # DuckDB 2.0, whose own reads run beside httpfs2's read-ahead, the two processes' reads of a file end at different
+    # bytes (one within the footer's tail piece), and a process whose footers the other fetched probed each file's
+    # first read: 15 to 18 in 16 pairs, until a piece waited for the other's piece that covers it with the tail piece
+    # (cached_read's CoverClaimedElsewhere) and a footer from the cache confirmed ranges. The two processes' read
+    # orders differ from run to run: the best of three pairs.
     for attempt in range(3):
         results = []
         setup = cache_setup(tmp_path / f"shared-{attempt}") + no_hedges
@@ -43,9 +46,9 @@ def test_two_processes_reading_one_glob_at_once_send_about_one_cold_runs_request
         requests = server_requests(rig, both)
         assert [r["shas"] for r in results] == [[total]] * 2
         two = requests.get("GetObject", 0)
-        if two <= one + 3:
+        if two <= one + 2:
             break
-    assert two <= one + 3, (one, two, requests)
+    assert two <= one + 2, (one, two, requests)
     assert sum(r["stats"]["cache_fetches_shared"] for r in results) > 0
     # httpfs2_stats' reader_requests counts reads asked of the reader, served from the cache or not: figures only.
     own = [r["stats"]["reader_requests"] + r["stats"]["read_ahead_requests"] for r in results]

@@ -692,3 +692,38 @@ TEST_F(CachedReadTest, APieceOfABlockAnotherProcessFetchesWholeWaitsForThatFetch
 	EXPECT_TRUE(object.Holds(piece, held_bytes));
 	EXPECT_TRUE(object.Holds(piece, read_bytes));
 }
+
+TEST_F(CachedReadTest, APieceThatAnotherProcessesPieceCoversWithTheTailPieceWaitsForItAndOneNotCoveredIsFetched) {
+	// DuckDB 2.0 in two processes: one reads a Parquet file's column chunks to the end of the last one, the other
+	// further, into the footer's tail piece, which the cache holds.
+	auto other = Open();
+	ASSERT_NE(other, nullptr);
+	FakeObject object(4 * BLOCK + 100000);
+	uint64_t tail_length = 16384;
+	auto tail = object.Bytes(ByteRange {object.size - tail_length, tail_length});
+	ASSERT_TRUE(cache->Put(key, TailPieceIndex(tail_length), tail.data(), tail_length));
+	ByteRange claimed {4 * BLOCK, 85000}; // past the tail piece's start (4 * BLOCK + 83616)
+	ASSERT_TRUE(other->ClaimFetch(key, PieceIndex(claimed)));
+	ByteRange wanted {4 * BLOCK, 95000};
+	std::vector<char> bytes(wanted.length);
+	std::thread through(
+	    [&]() { ReadThroughBlockCache(*cache, key, object.size, wanted, bytes.data(), stats, object.Fetch()); });
+	std::this_thread::sleep_for(std::chrono::milliseconds(200));
+	EXPECT_TRUE(object.fetched.empty()) << "fetched what another process's piece and the tail piece cover";
+	auto piece = object.Bytes(claimed);
+	ASSERT_TRUE(other->Put(key, PieceIndex(claimed), piece.data(), claimed.length)); // written, then its claim ends
+	through.join();
+	EXPECT_TRUE(object.fetched.empty());
+	EXPECT_TRUE(object.Holds(wanted, bytes));
+	EXPECT_EQ(stats.Snapshot().Get(Counter::CACHE_FETCHES_SHARED), 1u);
+
+	// A claimed piece that leaves a gap before the tail piece is no cover: the read fetches at once.
+	ByteRange short_claim {3 * BLOCK, 1000};
+	ASSERT_TRUE(other->ClaimFetch(key, PieceIndex(short_claim)));
+	ByteRange across {3 * BLOCK, 2000};
+	std::vector<char> across_bytes(across.length);
+	ReadThroughBlockCache(*cache, key, object.size, across, across_bytes.data(), stats, object.Fetch());
+	ASSERT_EQ(object.fetched.size(), 1u);
+	EXPECT_EQ(object.fetched[0].offset, across.offset);
+	EXPECT_TRUE(object.Holds(across, across_bytes));
+}

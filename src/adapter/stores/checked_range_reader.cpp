@@ -302,6 +302,7 @@ void CheckedRangeReader::Read(const ByteRange &range, char *destination) {
 	auto size = Expected().size;
 	// Any read within the tail piece: DuckDB 2.0 reads a Parquet footer's metadata apart from the tail it read first.
 	if (ReadHeldTailPiece(*cache, key, size, TailPieceLength(), range, destination, stats)) {
+		ConfirmRanges();
 		return;
 	}
 	auto fetch = [this](const ByteRange &span, char *bytes, CacheKey &proven) {
@@ -334,6 +335,7 @@ bool CheckedRangeReader::ReadNarrow(const ByteRange &range, char *destination) {
 		       ReadHeldBlocks(*cache, key, size, range, destination, stats, interrupted);
 	});
 	if (held) {
+		ConfirmRanges();
 		return true;
 	}
 	if (!tail) {
@@ -345,6 +347,7 @@ bool CheckedRangeReader::ReadNarrow(const ByteRange &range, char *destination) {
 	if (InterruptingCancelledWaits([&]() {
 		    return ReadTailPieceOrClaimIt(*cache, key, size, range.length, range, destination, stats, interrupted);
 	    })) {
+		ConfirmRanges();
 		return true;
 	}
 	auto claimed = key;

@@ -393,20 +393,28 @@ bool BlockCache::Holds(const CacheKey &key, uint64_t index) const {
 	return writer->Contains(key, index) || access(BlockFile(key, index).c_str(), F_OK) == 0;
 }
 
-std::vector<uint64_t> BlockCache::HeldIndices(const CacheKey &key, uint64_t first, uint64_t end) {
-	std::vector<uint64_t> held;
-	writer->PendingIndices(key, first, end, held);
-	auto suffix_length = std::strlen(BLOCK_SUFFIX);
+std::vector<uint64_t> BlockCache::FolderIndices(const CacheKey &key, const char *suffix, uint64_t first,
+                                                uint64_t end) const {
+	std::vector<uint64_t> indices;
+	auto suffix_length = std::strlen(suffix);
 	for (auto &name : FolderNames(ObjectFolder(key))) {
-		if (!EndsWith(name, BLOCK_SUFFIX) || StartsWith(name, TEMP_PREFIX)) {
+		if (!EndsWith(name, suffix) || StartsWith(name, TEMP_PREFIX)) {
 			continue;
 		}
 		char *stop = nullptr;
 		auto index = std::strtoull(name.c_str(), &stop, 10);
 		if (stop == name.c_str() + name.size() - suffix_length && index >= first && index < end) {
-			held.push_back(index);
+			indices.push_back(index);
 		}
 	}
+	return indices;
+}
+
+std::vector<uint64_t> BlockCache::HeldIndices(const CacheKey &key, uint64_t first, uint64_t end) {
+	std::vector<uint64_t> held;
+	writer->PendingIndices(key, first, end, held);
+	auto on_disk = FolderIndices(key, BLOCK_SUFFIX, first, end);
+	held.insert(held.end(), on_disk.begin(), on_disk.end());
 	return held;
 }
 
@@ -466,6 +474,14 @@ bool BlockCache::FetchedElsewhere(const CacheKey &key, uint64_t index) {
 		}
 	}
 	return ClaimLive(file, ClockNanoseconds(CLOCK_REALTIME));
+}
+
+std::vector<uint64_t> BlockCache::ClaimedElsewhere(const CacheKey &key, uint64_t first, uint64_t end) {
+	auto claimed = FolderIndices(key, CLAIM_SUFFIX, first, end);
+	claimed.erase(
+	    std::remove_if(claimed.begin(), claimed.end(), [&](uint64_t index) { return !FetchedElsewhere(key, index); }),
+	    claimed.end());
+	return claimed;
 }
 
 constexpr int64_t BlockCache::RECORD_REFRESH_NS;

@@ -97,6 +97,31 @@ std::vector<HeldPiece> CoverOf(const ByteRange &range, const std::vector<HeldPie
 	return cover;
 }
 
+//! The object's tail pieces the cache holds, added to `held` when `whole` is one of its last blocks (false when it is
+//! not): they cover the end of those blocks too. A footer's metadata read apart from its tail (DuckDB reads it so),
+//! served from the tail piece cold, is part of a span read warm.
+bool AddHeldTailPieces(BlockCache &cache, const CacheKey &key, const ByteRange &whole, uint64_t object_size,
+                       std::vector<HeldPiece> &held) {
+	if (whole.End() + BLOCK <= object_size) {
+		return false;
+	}
+	for (auto index : cache.HeldIndices(key, TailPieceIndex(1), TailPieceIndex(BLOCK + 1))) {
+		auto length = index - TailPieceIndex(0);
+		if (length <= object_size) {
+			held.push_back(HeldPiece {index, ByteRange {object_size - length, length}});
+		}
+	}
+	return true;
+}
+
+//! The pieces of block `whole` the cache holds (not its tail pieces), added to `held`.
+void AddHeldPieces(BlockCache &cache, const CacheKey &key, const ByteRange &whole, std::vector<HeldPiece> &held) {
+	for (auto index :
+	     cache.HeldIndices(key, PieceIndex(ByteRange {whole.offset, 0}), PieceIndex(ByteRange {whole.End(), 0}))) {
+		held.push_back(HeldPiece {index, PieceRange(index)});
+	}
+}
+
 //! Serves `unit` from the cache: from its block whole, or, for a piece, from pieces held that cover it (the same
 //! bytes read in one read once and in two another time: a scan that reads a file's column chunks one by one, another
 //! that reads them in one span). Reads into `buffer` (BLOCK bytes) and copies what `range` wants into `destination`;
@@ -117,20 +142,9 @@ bool GetUnit(BlockCache &cache, const CacheKey &key, const Unit &unit, uint64_t 
 		return true;
 	}
 	std::vector<HeldPiece> held;
-	for (auto index :
-	     cache.HeldIndices(key, PieceIndex(ByteRange {whole.offset, 0}), PieceIndex(ByteRange {whole.End(), 0}))) {
-		held.push_back(HeldPiece {index, PieceRange(index)});
-	}
+	AddHeldPieces(cache, key, whole, held);
 	auto cover = CoverOf(unit.range, held);
-	if (cover.empty() && whole.End() + BLOCK > object_size) {
-		// The object's tail pieces cover the end of its last blocks too: a footer's metadata read apart from its tail
-		// (DuckDB reads it so), served from the tail piece cold, is part of a span read warm.
-		for (auto index : cache.HeldIndices(key, TailPieceIndex(1), TailPieceIndex(BLOCK + 1))) {
-			auto length = index - TailPieceIndex(0);
-			if (length <= object_size) {
-				held.push_back(HeldPiece {index, ByteRange {object_size - length, length}});
-			}
-		}
+	if (cover.empty() && AddHeldTailPieces(cache, key, whole, object_size, held)) {
 		cover = CoverOf(unit.range, held);
 	}
 	if (cover.empty()) {
@@ -169,10 +183,38 @@ std::shared_ptr<FetchingBlocks::Fetch> FetchUnderWay(BlockCache &cache, const Ca
 	return cache.Fetching().Find(key, unit.index);
 }
 
-//! Whether another process claimed the fetch of `unit`: of the unit itself, or, for a piece, of its whole block, which
-//! brings the piece.
-bool ClaimedElsewhere(BlockCache &cache, const CacheKey &key, const Unit &unit) {
-	return cache.FetchedElsewhere(key, unit.index) || (unit.IsPiece() && cache.FetchedElsewhere(key, unit.block));
+//! For a piece: whether another process claimed the fetch of its whole block, or of pieces of the block that with
+//! what the cache holds cover it (that process's read spans more or other bytes of the block: on DuckDB 2.0 two
+//! processes' reads of one Parquet file end at different bytes of its last block, one within its footer's tail piece),
+//! which bring the piece.
+bool CoverClaimedElsewhere(BlockCache &cache, const CacheKey &key, const Unit &piece, uint64_t object_size) {
+	if (cache.FetchedElsewhere(key, piece.block)) {
+		return true;
+	}
+	auto whole = BlockRange(piece.block, object_size);
+	std::vector<HeldPiece> pieces;
+	for (auto index :
+	     cache.ClaimedElsewhere(key, PieceIndex(ByteRange {whole.offset, 0}), PieceIndex(ByteRange {whole.End(), 0}))) {
+		pieces.push_back(HeldPiece {index, PieceRange(index)});
+	}
+	if (pieces.empty()) {
+		return false;
+	}
+	auto claimed = pieces.size();
+	AddHeldPieces(cache, key, whole, pieces);
+	AddHeldTailPieces(cache, key, whole, object_size, pieces);
+	// A cover of held pieces alone is no claim: the wait for one would not end.
+	auto cover = CoverOf(piece.range, pieces);
+	return std::any_of(cover.begin(), cover.end(), [&](const HeldPiece &used) {
+		return std::any_of(pieces.begin(), pieces.begin() + claimed,
+		                   [&](const HeldPiece &other) { return other.index == used.index; });
+	});
+}
+
+//! Whether another process claimed the fetch of `unit`: of the unit itself, or, for a piece, of what covers it.
+bool ClaimedElsewhere(BlockCache &cache, const CacheKey &key, const Unit &unit, uint64_t object_size) {
+	return cache.FetchedElsewhere(key, unit.index) ||
+	       (unit.IsPiece() && CoverClaimedElsewhere(cache, key, unit, object_size));
 }
 
 //! Fetches units[first, last] (adjacent in the object), copies what `range` wants of them into `destination`, hands
@@ -218,9 +260,10 @@ void WaitForOtherProcesses(BlockCache &cache, const CacheKey &key, uint64_t obje
 		std::vector<Unit> waiting;
 		for (auto &unit : units) {
 			// The claim first: its process renames the file in place before it removes the claim.
-			bool live = ClaimedElsewhere(cache, key, unit);
-			// Holds before Get, and before the unit's buffer: most polls find nothing there yet.
-			bool there = cache.Holds(key, unit.index) || (unit.IsPiece() && cache.Holds(key, unit.block));
+			bool live = ClaimedElsewhere(cache, key, unit, object_size);
+			// Holds before Get, and before the unit's buffer: most polls find nothing there yet. A piece that another
+			// piece covers is looked for once the claims on it end.
+			bool there = cache.Holds(key, unit.index) || (unit.IsPiece() && (cache.Holds(key, unit.block) || !live));
 			std::shared_ptr<char> bytes;
 			if (there) {
 				bytes.reset(new char[unit.range.length], std::default_delete<char[]>());
@@ -300,8 +343,8 @@ bool ReadThroughBlockCache(BlockCache &cache, CacheKey key, uint64_t object_size
 			awaited.push_back(AwaitedUnit {unit, unit.range, std::move(other)});
 			continue;
 		}
-		if (unit.IsPiece() && cache.FetchedElsewhere(key, unit.block)) {
-			elsewhere.push_back(unit); // its block, which another process is fetching whole
+		if (unit.IsPiece() && CoverClaimedElsewhere(cache, key, unit, object_size)) {
+			elsewhere.push_back(unit); // its block or a piece covering it, which another process is fetching
 			continue;
 		}
 		bool ours = cache.ClaimFetch(key, unit.index);
@@ -377,7 +420,7 @@ bool ReadHeldBlocks(BlockCache &cache, const CacheKey &key, uint64_t object_size
 		auto fetch = FetchUnderWay(cache, key, unit, object_size, fetched);
 		if (fetch) {
 			awaited.push_back(AwaitedUnit {unit, fetched, std::move(fetch)});
-		} else if (ClaimedElsewhere(cache, key, unit)) {
+		} else if (ClaimedElsewhere(cache, key, unit, object_size)) {
 			elsewhere.push_back(unit);
 		} else {
 			return false; // not held, or corrupt (and removed now): what was copied is the caller's to overwrite

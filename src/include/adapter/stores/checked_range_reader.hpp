@@ -151,7 +151,10 @@ public:
 private:
 	struct Attempt;
 
-	//! An answer's head showed the server serves ranges of the path: the requests waiting for it go.
+	//! An answer's head showed the server serves ranges of the path: the requests waiting for it go. So does a read
+	//! the block cache served for this version: its bytes came from exact answers to ranges (this process's or, for a
+	//! footer another process fetched while this one waited, that one's), so the first read sent after it need not
+	//! probe (on DuckDB 2.0, two processes reading a glob at once sent a probe more for each file of the other's).
 	void ConfirmRanges();
 	//! The read sent while ranges are not confirmed (see PROBE_BYTES).
 	void ReadAsProbe(const ByteRange &range, char *destination, bool beside_others);

@@ -158,6 +158,9 @@ public:
 	void EndFetchClaim(const CacheKey &key, uint64_t index);
 	//! Whether a live claim of another process (or another BlockCache) on the block is there.
 	bool FetchedElsewhere(const CacheKey &key, uint64_t index);
+	//! The indices in [first, end) of `key` that other processes (or other BlockCaches) hold live claims on: the
+	//! pieces of a block another process is fetching (core/cache/cached_read), one listing of the object's folder.
+	std::vector<uint64_t> ClaimedElsewhere(const CacheKey &key, uint64_t first, uint64_t end);
 	//! A claim on a fetch is stale past this age: longer than a request's timeout (http_timeout 30 s) and its retries
 	//! take in all but the worst cases, after which a waiter fetches the block itself.
 	static constexpr int64_t FETCH_CLAIM_NS = 60LL * 1000 * 1000 * 1000;
@@ -210,6 +213,8 @@ private:
 	void StartLiveness();
 	std::vector<ScannedBlock> ScanBlocks(std::vector<std::string> *claims);
 	std::string ClaimFile(const CacheKey &key, uint64_t index) const;
+	//! The indices in [first, end) named by the files of `key`'s folder that end with `suffix` (temporary ones not).
+	std::vector<uint64_t> FolderIndices(const CacheKey &key, const char *suffix, uint64_t first, uint64_t end) const;
 	//! Ends this process's claims on blocks of paths that `matches` and are not pending (dropped by a clear).
 	void EndDroppedClaims(const std::function<bool(const std::string &)> &matches);
 	uint64_t EvictLeastRecentlyUsed(std::vector<ScannedBlock> &blocks, uint64_t held);
