@@ -35,7 +35,8 @@ ByteRange BlockSpan(const ByteRange &range, uint64_t object_size);
 //! cache's writer. Counts hits, misses and bytes served in `stats`. False when
 //! the cache refuses blocks (its writes failed: disk full, directory gone): the bytes are right, the caller stops
 //! using the cache. A block another read is fetching (in this process or, by its claim, in another; for a part of a
-//! block, the block's fetch too) is waited for until `cancelled` says so: BlockWaitCancelled.
+//! block, the block's fetch too, or pieces of it another process claimed that cover the part with what the cache
+//! holds) is waited for until `cancelled` says so: BlockWaitCancelled.
 bool ReadThroughBlockCache(BlockCache &cache, CacheKey key, uint64_t object_size, const ByteRange &range,
                            char *destination, IoStats &stats, const BlockFetch &fetch,
                            const CancelCheck &cancelled = nullptr);
