@@ -90,13 +90,18 @@ static bool RecordedAndTailHeldSince(ExtensionState &state, const IoSettings &se
 	       cache->Holds(key, TailPieceIndex(ParquetFooter::DuckDBTailReadSize(recorded.size)));
 }
 
+//! Whether the session trusts what the cache recorded for a while (httpfs2_cache_trust_seconds, the cache on).
+static bool Trusting(const IoSettings &settings) {
+	return settings.cache_enabled && settings.cache_trust_seconds != 0;
+}
+
 //! Where the session's trust window (httpfs2_cache_trust_seconds) opens now.
 static int64_t TrustWindowStart(const IoSettings &settings) {
 	return CacheClockNanoseconds() - static_cast<int64_t>(settings.cache_trust_seconds) * 1000 * 1000 * 1000;
 }
 
 bool FindTrustedVersion(ExtensionState &state, const IoSettings &settings, const string &path, ObjectVersion &version) {
-	if (!settings.cache_enabled || settings.cache_trust_seconds == 0) {
+	if (!Trusting(settings)) {
 		return false;
 	}
 	string error;
@@ -105,8 +110,7 @@ bool FindTrustedVersion(ExtensionState &state, const IoSettings &settings, const
 }
 
 bool TrustedAndTailHeld(ExtensionState &state, const IoSettings &settings, const string &path) {
-	return settings.cache_enabled && settings.cache_trust_seconds != 0 &&
-	       RecordedAndTailHeldSince(state, settings, path, TrustWindowStart(settings));
+	return Trusting(settings) && RecordedAndTailHeldSince(state, settings, path, TrustWindowStart(settings));
 }
 
 bool RecordedAndTailHeld(ExtensionState &state, const IoSettings &settings, const string &path) {
