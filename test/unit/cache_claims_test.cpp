@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <dirent.h>
 #include <fcntl.h>
 #include <string>
 #include <sys/stat.h>
@@ -65,15 +66,52 @@ TEST_F(CacheClaimsTest, AClaimOfAKilledProcessIsStaleBeforeItsParentReapsIt) {
 	ASSERT_EQ(waitpid(child, nullptr, 0), child);
 }
 
-TEST_F(CacheClaimsTest, AClaimWhosePidRunsOnButWhoseCacheIsGoneIsStale) {
-	// The claimer's pid, this process's, runs on: as a pid taken again by another process after the claimer died.
+TEST_F(CacheClaimsTest, AClaimIsALinkToItsCachesLivenessFileAndGoesWithTheCache) {
+	// The claimer's pid, this process's, runs on after its cache went: as a pid taken again by another process.
 	auto other = Open();
 	ASSERT_TRUE(other->ClaimFetch(key, 0));
 	EXPECT_TRUE(cache->FetchedElsewhere(key, 0));
+	// No file of its own: another name of the claimer's liveness file, whose lock says it lives.
+	struct stat claim, liveness;
+	ASSERT_EQ(stat(ClaimFileOf(0).c_str(), &claim), 0);
+	EXPECT_EQ(claim.st_nlink, 2u);
+	bool found = false;
+	auto processes = folder + "/httpfs2-processes-v1";
+	auto listing = opendir(processes.c_str());
+	ASSERT_NE(listing, nullptr);
+	while (auto entry = readdir(listing)) {
+		found = found || (stat((processes + "/" + entry->d_name).c_str(), &liveness) == 0 &&
+		                  S_ISREG(liveness.st_mode) && liveness.st_ino == claim.st_ino);
+	}
+	closedir(listing);
+	EXPECT_TRUE(found) << "the claim is a file of its own";
 	other.reset();
-	ASSERT_EQ(access(ClaimFileOf(0).c_str(), F_OK), 0) << "the test wants the claim left behind";
+	EXPECT_NE(access(ClaimFileOf(0).c_str(), F_OK), 0) << "a closed cache left its claim";
 	EXPECT_FALSE(cache->FetchedElsewhere(key, 0));
 	EXPECT_TRUE(cache->ClaimFetch(key, 0));
+}
+
+TEST_F(CacheClaimsTest, AClaimOfAProcessThatDiedIsStaleBeforeAndAfterItsLivenessFileGoes) {
+	// What a process killed while it fetched leaves: a link to its liveness file, which no one locks now; then, once
+	// another process's start removed that file, the claim alone, an empty file as old as the liveness file was.
+	auto other = Open();
+	ASSERT_TRUE(other->ClaimFetch(key, 0)); // makes the object's folder
+	auto claim = ClaimFileOf(1);
+	auto liveness = folder + "/httpfs2-processes-v1/1-dead00";
+	auto out = std::fopen(liveness.c_str(), "w");
+	ASSERT_NE(out, nullptr);
+	std::fclose(out);
+	timespec times[2];
+	clock_gettime(CLOCK_REALTIME, &times[0]);
+	times[0].tv_sec -= 2; // made after the cache opened: under FETCH_CLAIM_NS, over CLAIM_WRITE_NS
+	times[1] = times[0];
+	ASSERT_EQ(utimensat(AT_FDCWD, liveness.c_str(), times, 0), 0);
+	ASSERT_EQ(link(liveness.c_str(), claim.c_str()), 0);
+	EXPECT_FALSE(cache->FetchedElsewhere(key, 1)) << "a dead process's claim, its liveness file still there";
+	ASSERT_EQ(unlink(liveness.c_str()), 0);
+	EXPECT_FALSE(cache->FetchedElsewhere(key, 1)) << "a dead process's claim, its liveness file gone";
+	EXPECT_TRUE(cache->ClaimFetch(key, 1));
+	EXPECT_TRUE(other->FetchedElsewhere(key, 1)) << "the stale claim was not replaced by a live one";
 }
 
 TEST_F(CacheClaimsTest, AnEmptyClaimIsBeingWrittenForASecondThenIsStale) {

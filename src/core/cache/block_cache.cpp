@@ -138,6 +138,14 @@ BlockCache::BlockCache(const std::string &directory, uint64_t max_bytes_p, uint6
 BlockCache::~BlockCache() {
 	// Explicitly first, though it is the last member: the writer's thread must be joined before anything goes.
 	writer.reset();
+	// Before the liveness file: a claim whose file went, and so the lock, would pass for one being made.
+	{
+		MutexLock lock(claims_mutex);
+		for (auto &claim : own_claims) {
+			unlink(claim.first.c_str());
+		}
+		own_claims.clear();
+	}
 	if (liveness_fd >= 0) {
 		unlink((processes + "/" + liveness_name).c_str());
 		close(liveness_fd);
@@ -175,18 +183,35 @@ void BlockCache::StartLiveness() {
 }
 
 bool BlockCache::ClaimLive(const std::string &file, int64_t now_ns) const {
-	struct stat status;
-	if (lstat(file.c_str(), &status) != 0 || now_ns - Nanoseconds(status.st_mtim) > FETCH_CLAIM_NS) {
-		return false;
-	}
 	int fd = open(file.c_str(), O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		return false;
+	}
+	struct stat status;
+	if (fstat(fd, &status) != 0) {
+		close(fd);
+		return false;
+	}
+	// A link to its process's liveness file (the file's other name): made when its change time says (a link made
+	// or removed), and live while that process holds the file's lock.
+	bool linked = status.st_nlink > 1;
+	if (now_ns - Nanoseconds(linked ? status.st_ctim : status.st_mtim) > FETCH_CLAIM_NS) {
+		close(fd);
+		return false;
+	}
+	if (flock(fd, LOCK_SH | LOCK_NB) != 0 && (errno == EWOULDBLOCK || linked)) {
+		close(fd);
+		return true; // held by its live process (or a link whose lock cannot be tried: live until too old)
+	}
+	if (linked) {
+		close(fd);
+		return false; // its process died: the kernel released the lock
 	}
 	char text[64] = {};
 	auto got = read(fd, text, sizeof(text) - 1);
 	close(fd);
 	if (got <= 0) {
+		// Empty: being written, or a link whose liveness file went (its process ended and a scan removed the file).
 		return now_ns - Nanoseconds(status.st_mtim) < CLAIM_WRITE_NS;
 	}
 	std::string owner(text, size_t(got));
@@ -426,18 +451,35 @@ FetchingBlocks &BlockCache::Fetching() {
 	return fetching;
 }
 
+bool BlockCache::MakeClaim(const std::string &file) {
+	if (liveness_fd >= 0 && claims_link) {
+		if (link((processes + "/" + liveness_name).c_str(), file.c_str()) == 0) {
+			return true;
+		}
+		if (errno == EEXIST || errno == ENOENT) {
+			return false;
+		}
+		claims_link = false; // a file system without hard links (or at its limit of them): claims are files then
+	}
+	int fd = open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		return false;
+	}
+	auto owner = liveness_fd >= 0 ? liveness_name : std::to_string(getpid());
+	bool written = write(fd, owner.data(), owner.size()) == ssize_t(owner.size());
+	close(fd);
+	if (!written) {
+		unlink(file.c_str());
+		errno = EIO;
+		return false;
+	}
+	return true;
+}
+
 bool BlockCache::ClaimFetch(const CacheKey &key, uint64_t index) {
 	auto file = ClaimFile(key, index);
-	auto owner = liveness_fd >= 0 ? liveness_name : std::to_string(getpid());
 	for (int attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
-		int fd = open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-		if (fd >= 0) {
-			bool written = write(fd, owner.data(), owner.size()) == ssize_t(owner.size());
-			close(fd);
-			if (!written) {
-				unlink(file.c_str());
-				return true;
-			}
+		if (MakeClaim(file)) {
 			MutexLock lock(claims_mutex);
 			own_claims[file] = std::make_pair(key, index);
 			return true;

@@ -12,8 +12,8 @@
 //                                                    its tail piece or a piece of a block (indices past any block:
 //                                                    TailPieceIndex, PieceIndex)
 //   httpfs2-blocks-v1/<2 hex>/<16 hex>/tmp-<pid>-<n>  a block being written, renamed onto its .blk name when done
-//   httpfs2-blocks-v1/<2 hex>/<16 hex>/<index>.fetch  a process's claim on fetching that block (ClaimFetch): the name
-//                                                    of its liveness file
+//   httpfs2-blocks-v1/<2 hex>/<16 hex>/<index>.fetch  a process's claim on fetching that block (ClaimFetch): a hard
+//                                                    link to its liveness file (a file naming it where links fail)
 //   httpfs2-processes-v1/<pid>-<6 chars>             a process's liveness file, empty: the process holds a lock on it
 //                                                    (flock) while its cache is open, which the kernel releases when
 //                                                    the process dies, killed or not, reaped or not
@@ -145,13 +145,15 @@ public:
 	VersionRecords &Versions();
 	//! The blocks this process's reads are fetching now (core/cache/cached_read waits for them).
 	FetchingBlocks &Fetching();
-	//! Claims the fetch of block `index` of `key` for this process, for the others to see: a marker file beside the
-	//! block, made exclusively, naming this cache's liveness file (its pid alone when that could not be made). False
-	//! when another process's live claim is there (FetchedElsewhere): its block is waited for. A stale claim is
-	//! replaced: its liveness file gone or not locked (its process died: a zombie or a pid taken again by another
-	//! process is dead too), for a claim naming a pid alone no such process, empty for over CLAIM_WRITE_NS (its
-	//! process died between making it and writing it), or older than FETCH_CLAIM_NS. A marker that cannot be made is
-	//! no claim, and true (the caller fetches).
+	//! Claims the fetch of block `index` of `key` for this process, for the others to see: a hard link to this cache's
+	//! liveness file beside the block, made exclusively (a name, no file of its own: a file made and removed per
+	//! fetch was most of what the cache added to a cold glob), live while the file's lock is held. Where links
+	//! cannot be made, a marker file naming the liveness file (its pid alone when there is none). False when another
+	//! process's live claim is there (FetchedElsewhere): its block is waited for. A stale claim is replaced: its
+	//! liveness file not locked (its process died: a zombie or a pid taken again by another process is dead too) or
+	//! gone, for a claim naming a pid alone no such process, an empty marker for over CLAIM_WRITE_NS (its process died
+	//! between making it and writing it), or a claim older than FETCH_CLAIM_NS (a link's age: since its process last
+	//! made or ended a claim). A claim that cannot be made is no claim, and true (the caller fetches).
 	bool ClaimFetch(const CacheKey &key, uint64_t index);
 	//! Removes this process's claim on the block, if it holds one. The cache does so itself once the block handed
 	//! over is written or refused; a read whose fetch failed does so at once.
@@ -208,6 +210,8 @@ private:
 	                      std::vector<ScannedBlock> &blocks, std::vector<std::string> *claims = nullptr) const;
 	//! Whether the fetch claim `file` is live (ClaimFetch says when it is stale).
 	bool ClaimLive(const std::string &file, int64_t now_ns) const;
+	//! Makes the claim `file` (ClaimFetch); false with errno when it cannot (EEXIST: another claim is there).
+	bool MakeClaim(const std::string &file);
 	//! Makes and locks this process's liveness file (none when it cannot: its claims then name its pid), and removes
 	//! those of processes that died (unlocked and over a minute old: one just made is locked at once).
 	void StartLiveness();
@@ -229,6 +233,8 @@ private:
 	//! This cache's liveness file ("" when none) and the descriptor holding its lock, open until the cache goes.
 	std::string liveness_name;
 	int liveness_fd = -1;
+	//! Whether claims are hard links to the liveness file (ClaimFetch), until the file system refuses one.
+	std::atomic<bool> claims_link {true};
 	const uint64_t max_bytes;
 	VersionRecords versions;
 	FetchingBlocks fetching;
