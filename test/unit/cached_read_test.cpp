@@ -571,7 +571,7 @@ TEST_F(CachedReadTest, AStaleClaimIsNoBlockAndAScanRemovesItAndAClearTheLiveOnes
 	WriteClaim(stale, DeadPid(), 0);
 	WriteClaim(live, long(getpid()), 0);
 	EXPECT_EQ(cache->HeldBytes(), 0u);
-	EXPECT_TRUE(cache->HeldIndices(key, 0, 10).empty());
+	EXPECT_TRUE(cache->HeldIndices(key, cache->ListFolder(key), 0, 10).empty());
 	EXPECT_TRUE(cache->Info().empty());
 	EXPECT_FALSE(Exists(stale));
 	EXPECT_TRUE(Exists(live));

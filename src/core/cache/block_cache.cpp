@@ -418,27 +418,38 @@ bool BlockCache::Holds(const CacheKey &key, uint64_t index) const {
 	return writer->Contains(key, index) || access(BlockFile(key, index).c_str(), F_OK) == 0;
 }
 
-std::vector<uint64_t> BlockCache::FolderIndices(const CacheKey &key, const char *suffix, uint64_t first,
-                                                uint64_t end) const {
-	std::vector<uint64_t> indices;
-	auto suffix_length = std::strlen(suffix);
+namespace {
+//! The indices in `sorted` within [first, end).
+std::vector<uint64_t> IndicesWithin(const std::vector<uint64_t> &sorted, uint64_t first, uint64_t end) {
+	return std::vector<uint64_t>(std::lower_bound(sorted.begin(), sorted.end(), first),
+	                             std::lower_bound(sorted.begin(), sorted.end(), end));
+}
+} // namespace
+
+FolderListing BlockCache::ListFolder(const CacheKey &key) const {
+	FolderListing listing;
 	for (auto &name : FolderNames(ObjectFolder(key))) {
-		if (!EndsWith(name, suffix) || StartsWith(name, TEMP_PREFIX)) {
+		auto held = EndsWith(name, BLOCK_SUFFIX);
+		if ((!held && !EndsWith(name, CLAIM_SUFFIX)) || StartsWith(name, TEMP_PREFIX)) {
 			continue;
 		}
+		auto suffix_length = std::strlen(held ? BLOCK_SUFFIX : CLAIM_SUFFIX);
 		char *stop = nullptr;
 		auto index = std::strtoull(name.c_str(), &stop, 10);
-		if (stop == name.c_str() + name.size() - suffix_length && index >= first && index < end) {
-			indices.push_back(index);
+		if (stop == name.c_str() + name.size() - suffix_length) {
+			(held ? listing.held : listing.claims).push_back(index);
 		}
 	}
-	return indices;
+	std::sort(listing.held.begin(), listing.held.end());
+	std::sort(listing.claims.begin(), listing.claims.end());
+	return listing;
 }
 
-std::vector<uint64_t> BlockCache::HeldIndices(const CacheKey &key, uint64_t first, uint64_t end) {
+std::vector<uint64_t> BlockCache::HeldIndices(const CacheKey &key, const FolderListing &listing, uint64_t first,
+                                              uint64_t end) {
 	std::vector<uint64_t> held;
 	writer->PendingIndices(key, first, end, held);
-	auto on_disk = FolderIndices(key, BLOCK_SUFFIX, first, end);
+	auto on_disk = IndicesWithin(listing.held, first, end);
 	held.insert(held.end(), on_disk.begin(), on_disk.end());
 	return held;
 }
@@ -518,8 +529,9 @@ bool BlockCache::FetchedElsewhere(const CacheKey &key, uint64_t index) {
 	return ClaimLive(file, ClockNanoseconds(CLOCK_REALTIME));
 }
 
-std::vector<uint64_t> BlockCache::ClaimedElsewhere(const CacheKey &key, uint64_t first, uint64_t end) {
-	auto claimed = FolderIndices(key, CLAIM_SUFFIX, first, end);
+std::vector<uint64_t> BlockCache::ClaimedElsewhere(const CacheKey &key, const FolderListing &listing, uint64_t first,
+                                                   uint64_t end) {
+	auto claimed = IndicesWithin(listing.claims, first, end);
 	claimed.erase(
 	    std::remove_if(claimed.begin(), claimed.end(), [&](uint64_t index) { return !FetchedElsewhere(key, index); }),
 	    claimed.end());

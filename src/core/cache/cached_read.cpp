@@ -97,15 +97,49 @@ std::vector<HeldPiece> CoverOf(const ByteRange &range, const std::vector<HeldPie
 	return cover;
 }
 
+//! One listing of an object's folder, where one read looks for the pieces of its blocks and the claims on them:
+//! taken when first needed, and again when needed after Refresh (the read's looks after its claims, and each round of
+//! a wait for other processes, want the folder as it is then). A read of a few blocks and two pieces listed it up to
+//! ten times, each costing more than a stat of every file in it would. Blocks whole are found by name, never listed.
+class FolderView {
+public:
+	FolderView(BlockCache &cache_p, const CacheKey &key_p) : cache(cache_p), key(key_p) {
+	}
+	//! BlockCache::HeldIndices.
+	std::vector<uint64_t> Held(uint64_t first, uint64_t end) {
+		return cache.HeldIndices(key, Listing(), first, end);
+	}
+	//! BlockCache::ClaimedElsewhere.
+	std::vector<uint64_t> ClaimedElsewhere(uint64_t first, uint64_t end) {
+		return cache.ClaimedElsewhere(key, Listing(), first, end);
+	}
+	void Refresh() {
+		listed = false;
+	}
+
+private:
+	const FolderListing &Listing() {
+		if (!listed) {
+			listing = cache.ListFolder(key);
+			listed = true;
+		}
+		return listing;
+	}
+
+	BlockCache &cache;
+	const CacheKey &key;
+	FolderListing listing;
+	bool listed = false;
+};
+
 //! The object's tail pieces the cache holds, added to `held` when `whole` is one of its last blocks (false when it is
 //! not): they cover the end of those blocks too. A footer's metadata read apart from its tail (DuckDB reads it so),
 //! served from the tail piece cold, is part of a span read warm.
-bool AddHeldTailPieces(BlockCache &cache, const CacheKey &key, const ByteRange &whole, uint64_t object_size,
-                       std::vector<HeldPiece> &held) {
+bool AddHeldTailPieces(FolderView &folder, const ByteRange &whole, uint64_t object_size, std::vector<HeldPiece> &held) {
 	if (whole.End() + BLOCK <= object_size) {
 		return false;
 	}
-	for (auto index : cache.HeldIndices(key, TailPieceIndex(1), TailPieceIndex(BLOCK + 1))) {
+	for (auto index : folder.Held(TailPieceIndex(1), TailPieceIndex(BLOCK + 1))) {
 		auto length = index - TailPieceIndex(0);
 		if (length <= object_size) {
 			held.push_back(HeldPiece {index, ByteRange {object_size - length, length}});
@@ -115,9 +149,8 @@ bool AddHeldTailPieces(BlockCache &cache, const CacheKey &key, const ByteRange &
 }
 
 //! The pieces of block `whole` the cache holds (not its tail pieces), added to `held`.
-void AddHeldPieces(BlockCache &cache, const CacheKey &key, const ByteRange &whole, std::vector<HeldPiece> &held) {
-	for (auto index :
-	     cache.HeldIndices(key, PieceIndex(ByteRange {whole.offset, 0}), PieceIndex(ByteRange {whole.End(), 0}))) {
+void AddHeldPieces(FolderView &folder, const ByteRange &whole, std::vector<HeldPiece> &held) {
+	for (auto index : folder.Held(PieceIndex(ByteRange {whole.offset, 0}), PieceIndex(ByteRange {whole.End(), 0}))) {
 		held.push_back(HeldPiece {index, PieceRange(index)});
 	}
 }
@@ -126,8 +159,8 @@ void AddHeldPieces(BlockCache &cache, const CacheKey &key, const ByteRange &whol
 //! bytes read in one read once and in two another time: a scan that reads a file's column chunks one by one, another
 //! that reads them in one span). Reads into `buffer` (BLOCK bytes) and copies what `range` wants into `destination`;
 //! false when what is held does not serve it.
-bool GetUnit(BlockCache &cache, const CacheKey &key, const Unit &unit, uint64_t object_size, char *buffer,
-             const ByteRange &range, char *destination, uint64_t &served) {
+bool GetUnit(BlockCache &cache, const CacheKey &key, FolderView &folder, const Unit &unit, uint64_t object_size,
+             char *buffer, const ByteRange &range, char *destination, uint64_t &served) {
 	if (!unit.IsPiece()) {
 		if (!cache.Get(key, unit.index, unit.range.length, buffer)) {
 			return false;
@@ -142,9 +175,9 @@ bool GetUnit(BlockCache &cache, const CacheKey &key, const Unit &unit, uint64_t 
 		return true;
 	}
 	std::vector<HeldPiece> held;
-	AddHeldPieces(cache, key, whole, held);
+	AddHeldPieces(folder, whole, held);
 	auto cover = CoverOf(unit.range, held);
-	if (cover.empty() && AddHeldTailPieces(cache, key, whole, object_size, held)) {
+	if (cover.empty() && AddHeldTailPieces(folder, whole, object_size, held)) {
 		cover = CoverOf(unit.range, held);
 	}
 	if (cover.empty()) {
@@ -187,22 +220,23 @@ std::shared_ptr<FetchingBlocks::Fetch> FetchUnderWay(BlockCache &cache, const Ca
 //! what the cache holds cover it (that process's read spans more or other bytes of the block: on DuckDB 2.0 two
 //! processes' reads of one Parquet file end at different bytes of its last block, one within its footer's tail piece),
 //! which bring the piece.
-bool CoverClaimedElsewhere(BlockCache &cache, const CacheKey &key, const Unit &piece, uint64_t object_size) {
+bool CoverClaimedElsewhere(BlockCache &cache, const CacheKey &key, FolderView &folder, const Unit &piece,
+                           uint64_t object_size) {
 	if (cache.FetchedElsewhere(key, piece.block)) {
 		return true;
 	}
 	auto whole = BlockRange(piece.block, object_size);
 	std::vector<HeldPiece> pieces;
 	for (auto index :
-	     cache.ClaimedElsewhere(key, PieceIndex(ByteRange {whole.offset, 0}), PieceIndex(ByteRange {whole.End(), 0}))) {
+	     folder.ClaimedElsewhere(PieceIndex(ByteRange {whole.offset, 0}), PieceIndex(ByteRange {whole.End(), 0}))) {
 		pieces.push_back(HeldPiece {index, PieceRange(index)});
 	}
 	if (pieces.empty()) {
 		return false;
 	}
 	auto claimed = pieces.size();
-	AddHeldPieces(cache, key, whole, pieces);
-	AddHeldTailPieces(cache, key, whole, object_size, pieces);
+	AddHeldPieces(folder, whole, pieces);
+	AddHeldTailPieces(folder, whole, object_size, pieces);
 	// A cover of held pieces alone is no claim: the wait for one would not end.
 	auto cover = CoverOf(piece.range, pieces);
 	return std::any_of(cover.begin(), cover.end(), [&](const HeldPiece &used) {
@@ -212,9 +246,10 @@ bool CoverClaimedElsewhere(BlockCache &cache, const CacheKey &key, const Unit &p
 }
 
 //! Whether another process claimed the fetch of `unit`: of the unit itself, or, for a piece, of what covers it.
-bool ClaimedElsewhere(BlockCache &cache, const CacheKey &key, const Unit &unit, uint64_t object_size) {
+bool ClaimedElsewhere(BlockCache &cache, const CacheKey &key, FolderView &folder, const Unit &unit,
+                      uint64_t object_size) {
 	return cache.FetchedElsewhere(key, unit.index) ||
-	       (unit.IsPiece() && CoverClaimedElsewhere(cache, key, unit, object_size));
+	       (unit.IsPiece() && CoverClaimedElsewhere(cache, key, folder, unit, object_size));
 }
 
 //! Fetches units[first, last] (adjacent in the object), copies what `range` wants of them into `destination`, hands
@@ -256,24 +291,34 @@ void WaitForOtherProcesses(BlockCache &cache, const CacheKey &key, uint64_t obje
 		return;
 	}
 	std::unique_ptr<char[]> buffer(new char[BLOCK]);
+	FolderView folder(cache, key);
 	while (!units.empty()) {
 		std::vector<Unit> waiting;
+		// The claims first, then the files, each from one listing: a claim's process renames the file in place before
+		// it removes the claim, so a file missing from a listing made before the claim was seen to end is looked for
+		// in one made after.
+		folder.Refresh();
+		std::vector<bool> live;
 		for (auto &unit : units) {
-			// The claim first: its process renames the file in place before it removes the claim.
-			bool live = ClaimedElsewhere(cache, key, unit, object_size);
+			live.push_back(ClaimedElsewhere(cache, key, folder, unit, object_size));
+		}
+		folder.Refresh();
+		for (size_t i = 0; i < units.size(); i++) {
+			auto &unit = units[i];
 			// Holds before Get, and before the unit's buffer: most polls find nothing there yet. A piece that another
 			// piece covers is looked for once the claims on it end.
-			bool there = cache.Holds(key, unit.index) || (unit.IsPiece() && (cache.Holds(key, unit.block) || !live));
+			bool there = cache.Holds(key, unit.index) || (unit.IsPiece() && (cache.Holds(key, unit.block) || !live[i]));
 			std::shared_ptr<char> bytes;
 			if (there) {
 				bytes.reset(new char[unit.range.length], std::default_delete<char[]>());
 			}
 			uint64_t copied = 0;
-			if (there && GetUnit(cache, key, unit, object_size, buffer.get(), unit.range, bytes.get(), copied)) {
+			if (there &&
+			    GetUnit(cache, key, folder, unit, object_size, buffer.get(), unit.range, bytes.get(), copied)) {
 				CopyOverlap(unit.range, bytes.get(), range, destination);
 				stats.Add(Counter::CACHE_FETCHES_SHARED);
 				claims.End(unit.index, std::move(bytes));
-			} else if (live) {
+			} else if (live[i]) {
 				waiting.push_back(unit);
 			} else {
 				failed.push_back(unit.block);
@@ -317,8 +362,9 @@ bool ReadThroughBlockCache(BlockCache &cache, CacheKey key, uint64_t object_size
 	std::vector<Unit> missing;
 	uint64_t served = 0;
 	std::unique_ptr<char[]> buffer(new char[BLOCK]);
+	FolderView folder(cache, key);
 	for (auto &unit : units) {
-		if (GetUnit(cache, key, unit, object_size, buffer.get(), range, destination, served)) {
+		if (GetUnit(cache, key, folder, unit, object_size, buffer.get(), range, destination, served)) {
 			stats.Add(Counter::CACHE_HITS);
 			continue;
 		}
@@ -343,12 +389,13 @@ bool ReadThroughBlockCache(BlockCache &cache, CacheKey key, uint64_t object_size
 			awaited.push_back(AwaitedUnit {unit, unit.range, std::move(other)});
 			continue;
 		}
-		if (unit.IsPiece() && CoverClaimedElsewhere(cache, key, unit, object_size)) {
+		if (unit.IsPiece() && CoverClaimedElsewhere(cache, key, folder, unit, object_size)) {
 			elsewhere.push_back(unit); // its block or a piece covering it, which another process is fetching
 			continue;
 		}
 		bool ours = cache.ClaimFetch(key, unit.index);
-		if (GetUnit(cache, key, unit, object_size, buffer.get(), range, destination, served)) {
+		folder.Refresh(); // what is held now, the claim made
+		if (GetUnit(cache, key, folder, unit, object_size, buffer.get(), range, destination, served)) {
 			// A fetch that ended between the miss and the claims (here or in another process): its unit is held now.
 			cache.EndFetchClaim(key, unit.index);
 			claims.End(unit.index, nullptr);
@@ -412,15 +459,16 @@ bool ReadHeldBlocks(BlockCache &cache, const CacheKey &key, uint64_t object_size
 	std::vector<Unit> elsewhere;
 	std::unique_ptr<char[]> buffer(new char[BLOCK]);
 	uint64_t served = 0;
+	FolderView folder(cache, key);
 	for (auto &unit : units) {
-		if (GetUnit(cache, key, unit, object_size, buffer.get(), range, destination, served)) {
+		if (GetUnit(cache, key, folder, unit, object_size, buffer.get(), range, destination, served)) {
 			continue;
 		}
 		ByteRange fetched;
 		auto fetch = FetchUnderWay(cache, key, unit, object_size, fetched);
 		if (fetch) {
 			awaited.push_back(AwaitedUnit {unit, fetched, std::move(fetch)});
-		} else if (ClaimedElsewhere(cache, key, unit, object_size)) {
+		} else if (ClaimedElsewhere(cache, key, folder, unit, object_size)) {
 			elsewhere.push_back(unit);
 		} else {
 			return false; // not held, or corrupt (and removed now): what was copied is the caller's to overwrite

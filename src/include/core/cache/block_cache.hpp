@@ -67,6 +67,13 @@ struct CachedObject {
 	uint64_t bytes = 0;
 };
 
+//! What one listing of an object version's folder found (BlockCache::ListFolder): the indices of its blocks and pieces
+//! (files, not checked) and of the claims on fetching them, each sorted.
+struct FolderListing {
+	std::vector<uint64_t> held;
+	std::vector<uint64_t> claims;
+};
+
 //! What one BlockCache did since it was opened (this process only).
 struct BlockCacheCounters {
 	uint64_t hits = 0;
@@ -138,9 +145,13 @@ public:
 	//! Whether block `index` of `key` has a file (not checked: a Get checks it) or waits to be written: a block
 	//! already held need not be handed over again.
 	bool Holds(const CacheKey &key, uint64_t index) const;
-	//! The indices in [first, end) of what the cache holds of `key`, on disk (not checked) or waiting to be written:
-	//! the pieces of a block (core/cache/cached_read), one listing of the object's folder.
-	std::vector<uint64_t> HeldIndices(const CacheKey &key, uint64_t first, uint64_t end);
+	//! One listing of `key`'s folder: what the pieces and claims of a block are looked up in (HeldIndices,
+	//! ClaimedElsewhere). A read lists once and looks up in it as often as it needs (core/cache/cached_read): listing a
+	//! folder of a few hundred blocks and pieces costs far more than a stat.
+	FolderListing ListFolder(const CacheKey &key) const;
+	//! The indices in [first, end) of what the cache holds of `key`, on disk as `listing` found (not checked) or
+	//! waiting to be written now: the pieces of a block (core/cache/cached_read).
+	std::vector<uint64_t> HeldIndices(const CacheKey &key, const FolderListing &listing, uint64_t first, uint64_t end);
 	//! The versions learnt of objects, with when (for a trust window), in the same directory.
 	VersionRecords &Versions();
 	//! The blocks this process's reads are fetching now (core/cache/cached_read waits for them).
@@ -160,9 +171,11 @@ public:
 	void EndFetchClaim(const CacheKey &key, uint64_t index);
 	//! Whether a live claim of another process (or another BlockCache) on the block is there.
 	bool FetchedElsewhere(const CacheKey &key, uint64_t index);
-	//! The indices in [first, end) of `key` that other processes (or other BlockCaches) hold live claims on: the
-	//! pieces of a block another process is fetching (core/cache/cached_read), one listing of the object's folder.
-	std::vector<uint64_t> ClaimedElsewhere(const CacheKey &key, uint64_t first, uint64_t end);
+	//! The indices in [first, end) of `key` that other processes (or other BlockCaches) hold live claims on, of those
+	//! `listing` found (each checked live now): the pieces of a block another process is fetching
+	//! (core/cache/cached_read).
+	std::vector<uint64_t> ClaimedElsewhere(const CacheKey &key, const FolderListing &listing, uint64_t first,
+	                                       uint64_t end);
 	//! A claim on a fetch is stale past this age: longer than a request's timeout (http_timeout 30 s) and its retries
 	//! take in all but the worst cases, after which a waiter fetches the block itself.
 	static constexpr int64_t FETCH_CLAIM_NS = 60LL * 1000 * 1000 * 1000;
@@ -217,8 +230,6 @@ private:
 	void StartLiveness();
 	std::vector<ScannedBlock> ScanBlocks(std::vector<std::string> *claims);
 	std::string ClaimFile(const CacheKey &key, uint64_t index) const;
-	//! The indices in [first, end) named by the files of `key`'s folder that end with `suffix` (temporary ones not).
-	std::vector<uint64_t> FolderIndices(const CacheKey &key, const char *suffix, uint64_t first, uint64_t end) const;
 	//! Ends this process's claims on blocks of paths that `matches` and are not pending (dropped by a clear).
 	void EndDroppedClaims(const std::function<bool(const std::string &)> &matches);
 	uint64_t EvictLeastRecentlyUsed(std::vector<ScannedBlock> &blocks, uint64_t held);
