@@ -658,3 +658,29 @@ TEST(BlockCacheRecords, ARecordStandsAMinuteAtMostAndHalfATrustWindow) {
 	EXPECT_EQ(BlockCache::RecordFreshNanoseconds(10), 5LL * 1000 * 1000 * 1000);
 	EXPECT_EQ(BlockCache::RecordFreshNanoseconds(1), 500LL * 1000 * 1000);
 }
+
+TEST_F(BlockCacheTest, AFolderListingIsKeptWhileTheFolderIsUnchangedAndNamesMadeSinceAreListed) {
+	auto cache = OpenCache(64 * BLOCK);
+	PutBlock(*cache, key, 0);
+	auto folder = FolderOf(cache->BlockFile(key, 0));
+	// Made right after a change: not kept, so a name made in the same tick of a coarse clock is never missed.
+	PutBlock(*cache, key, 1);
+	EXPECT_EQ(cache->ListFolder(key).held, (std::vector<uint64_t> {0, 1}));
+	PutBlock(*cache, key, 2);
+	EXPECT_EQ(cache->ListFolder(key).held, (std::vector<uint64_t> {0, 1, 2}));
+	// A folder unchanged for longer than LISTING_SETTLED_NS: its listing is kept.
+	timespec earlier[2];
+	clock_gettime(CLOCK_REALTIME, &earlier[0]);
+	earlier[0].tv_sec -= 2;
+	earlier[1] = earlier[0];
+	ASSERT_EQ(utimensat(AT_FDCWD, folder.c_str(), earlier, 0), 0);
+	EXPECT_EQ(cache->ListFolder(key).held, (std::vector<uint64_t> {0, 1, 2}));
+	// A name made behind the folder's back (its time set back as it was): the kept listing is given, no listing made.
+	auto renamed = cache->BlockFile(key, 2);
+	ASSERT_EQ(rename(renamed.c_str(), cache->BlockFile(key, 7).c_str()), 0);
+	ASSERT_EQ(utimensat(AT_FDCWD, folder.c_str(), earlier, 0), 0);
+	EXPECT_EQ(cache->ListFolder(key).held, (std::vector<uint64_t> {0, 1, 2})) << "the listing was not kept";
+	// Any change of the folder's names changes its time: listed again.
+	PutBlock(*cache, key, 3);
+	EXPECT_EQ(cache->ListFolder(key).held, (std::vector<uint64_t> {0, 1, 3, 7}));
+}

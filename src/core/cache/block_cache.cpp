@@ -25,6 +25,7 @@ constexpr uint64_t BlockCache::PENDING_LIMIT;
 constexpr int64_t BlockCache::WRITE_RETRY_NS;
 constexpr int64_t BlockCache::FETCH_CLAIM_NS;
 constexpr int64_t BlockCache::CLAIM_WRITE_NS;
+constexpr int64_t BlockCache::LISTING_SETTLED_NS;
 
 namespace {
 
@@ -38,6 +39,8 @@ const char *const CLAIM_SUFFIX = ".fetch";
 constexpr int64_t STALE_TEMP_NS = 60LL * 1000 * 1000 * 1000;
 //! How soon a writing process sees what the others wrote, against the cost of a scan (a stat per block).
 constexpr int64_t RESCAN_INTERVAL_NS = 1000LL * 1000 * 1000;
+//! The folders whose last listing is kept (BlockCache::ListFolder): a scan of a few hundred files lists each once.
+constexpr size_t KEPT_LISTINGS = 256;
 //! Folder removals by other processes' scans that a write tries again after.
 constexpr int WRITE_ATTEMPTS = 4;
 
@@ -426,9 +429,20 @@ std::vector<uint64_t> IndicesWithin(const std::vector<uint64_t> &sorted, uint64_
 }
 } // namespace
 
-FolderListing BlockCache::ListFolder(const CacheKey &key) const {
+FolderListing BlockCache::ListFolder(const CacheKey &key) {
+	auto folder = ObjectFolder(key);
+	struct stat status;
+	auto modified_ns = stat(folder.c_str(), &status) == 0 ? Nanoseconds(status.st_mtim) : -1;
+	if (modified_ns >= 0) {
+		MutexLock lock(listings_mutex);
+		auto kept = kept_listings.find(folder);
+		if (kept != kept_listings.end() && kept->second.modified_ns == modified_ns) {
+			return kept->second.listing;
+		}
+	}
+	auto listed_ns = ClockNanoseconds(CLOCK_REALTIME);
 	FolderListing listing;
-	for (auto &name : FolderNames(ObjectFolder(key))) {
+	for (auto &name : FolderNames(folder)) {
 		auto held = EndsWith(name, BLOCK_SUFFIX);
 		if ((!held && !EndsWith(name, CLAIM_SUFFIX)) || StartsWith(name, TEMP_PREFIX)) {
 			continue;
@@ -442,6 +456,15 @@ FolderListing BlockCache::ListFolder(const CacheKey &key) const {
 	}
 	std::sort(listing.held.begin(), listing.held.end());
 	std::sort(listing.claims.begin(), listing.claims.end());
+	MutexLock lock(listings_mutex);
+	if (modified_ns >= 0 && listed_ns - modified_ns > LISTING_SETTLED_NS) {
+		if (kept_listings.size() >= KEPT_LISTINGS) {
+			kept_listings.clear(); // a scan of many objects: the next listings are of others
+		}
+		kept_listings[folder] = KeptListing {modified_ns, listing};
+	} else {
+		kept_listings.erase(folder);
+	}
 	return listing;
 }
 

@@ -147,8 +147,14 @@ public:
 	bool Holds(const CacheKey &key, uint64_t index) const;
 	//! One listing of `key`'s folder: what the pieces and claims of a block are looked up in (HeldIndices,
 	//! ClaimedElsewhere). A read lists once and looks up in it as often as it needs (core/cache/cached_read): listing a
-	//! folder of a few hundred blocks and pieces costs far more than a stat.
-	FolderListing ListFolder(const CacheKey &key) const;
+	//! folder of a few hundred blocks and pieces costs far more than a stat. The last listing of a folder is kept and
+	//! given again while the folder's modification time (a stat) is what it was when that listing began, and was then
+	//! over LISTING_SETTLED_NS old: a name made or removed since would have changed it (a warm scan lists each folder
+	//! once, not at every read).
+	FolderListing ListFolder(const CacheKey &key);
+	//! How much older than a listing's start its folder's modification time must be for the listing to be kept: more
+	//! than file systems' coarsest timestamps, so that a change in the same tick as the last one shows.
+	static constexpr int64_t LISTING_SETTLED_NS = 100LL * 1000 * 1000;
 	//! The indices in [first, end) of what the cache holds of `key`, on disk as `listing` found (not checked) or
 	//! waiting to be written now: the pieces of a block (core/cache/cached_read).
 	std::vector<uint64_t> HeldIndices(const CacheKey &key, const FolderListing &listing, uint64_t first, uint64_t end);
@@ -256,6 +262,13 @@ private:
 	//! One scan at a time in this process: a second would find the same blocks to evict.
 	Mutex scan_mutex;
 	Mutex claims_mutex;
+	//! A folder's last listing (ListFolder) and its modification time then.
+	struct KeptListing {
+		int64_t modified_ns;
+		FolderListing listing;
+	};
+	Mutex listings_mutex;
+	std::map<std::string, KeptListing> kept_listings HTTPFS2_GUARDED_BY(listings_mutex);
 	//! The fetch claims this process made and holds, by their file.
 	std::map<std::string, std::pair<CacheKey, uint64_t>> own_claims HTTPFS2_GUARDED_BY(claims_mutex);
 
