@@ -144,3 +144,40 @@ TEST_F(CacheClaimsTest, TheLivenessFilesOfProcessesThatDiedGoAndTheLiveOnesStay)
 	ASSERT_TRUE(other->ClaimFetch(key, 3));
 	EXPECT_TRUE(cache->FetchedElsewhere(key, 3)) << "a live process's liveness file was removed";
 }
+
+TEST_F(CacheClaimsTest, AClaimOfAProcessThatDiedIsStaleThoughAChildItForkedLivesOn) {
+	// A process forks a child without exec (a worker pool) while its cache is open, and is killed: the child, alive,
+	// has copies of the process's descriptors, so without more the lock that says the process lives would be held.
+	int ready[2];
+	ASSERT_EQ(pipe(ready), 0);
+	pid_t claimer = fork();
+	ASSERT_GE(claimer, 0);
+	if (claimer == 0) {
+		auto claims = Open();
+		if (!claims || !claims->ClaimFetch(key, 4)) {
+			_exit(1);
+		}
+		pid_t child = fork();
+		if (child == 0) {
+			pid_t self = getpid(); // told once it runs: its copies of the descriptors are closed by then
+			if (write(ready[1], &self, sizeof(self)) != sizeof(self)) {
+				_exit(1);
+			}
+			pause();
+			_exit(0);
+		}
+		_exit(child > 0 ? 0 : 1); // dies with its claim held, its cache not closed
+	}
+	close(ready[1]);
+	pid_t child = -1;
+	ASSERT_EQ(read(ready[0], &child, sizeof(child)), ssize_t(sizeof(child)));
+	close(ready[0]);
+	int status = -1;
+	ASSERT_EQ(waitpid(claimer, &status, 0), claimer);
+	EXPECT_EQ(WEXITSTATUS(status), 0);
+	ASSERT_EQ(access(ClaimFileOf(4).c_str(), F_OK), 0) << "the test wants the claim left behind";
+	ASSERT_EQ(kill(child, 0), 0) << "the child lives on";
+	EXPECT_FALSE(cache->FetchedElsewhere(key, 4)) << "the dead process's claim lived on in the child it forked";
+	EXPECT_TRUE(cache->ClaimFetch(key, 4));
+	kill(child, SIGKILL);
+}

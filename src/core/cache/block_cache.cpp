@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <map>
+#include <pthread.h>
 #include <set>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -116,6 +117,55 @@ bool IsLivenessName(const std::string &name) {
 	       std::all_of(name.begin(), name.end(), [](char c) { return std::isalnum((unsigned char)c) || c == '-'; });
 }
 
+//! The liveness descriptors of this process's caches. A child forked without exec inherits them, and with them the
+//! locks that say this process lives: its claims would live on while the child does. The child closes its copies
+//! as it starts (pthread_atfork): the locks are its parent's.
+class LivenessDescriptors {
+public:
+	static LivenessDescriptors &Get() {
+		static LivenessDescriptors descriptors;
+		return descriptors;
+	}
+	//! Past SLOTS caches at once, a descriptor is not added: a child keeps that one (as before this was done).
+	void Add(int fd) {
+		for (auto &slot : slots) {
+			int empty = -1;
+			if (slot.compare_exchange_strong(empty, fd)) {
+				return;
+			}
+		}
+	}
+	void Remove(int fd) {
+		for (auto &slot : slots) {
+			int held = fd;
+			if (slot.compare_exchange_strong(held, -1)) {
+				return;
+			}
+		}
+	}
+
+private:
+	static constexpr size_t SLOTS = 64;
+
+	LivenessDescriptors() {
+		for (auto &slot : slots) {
+			slot = -1;
+		}
+		pthread_atfork(nullptr, nullptr, [] { Get().CloseAll(); });
+	}
+	//! In the child, where only async-signal-safe calls may run: atomics and close.
+	void CloseAll() {
+		for (auto &slot : slots) {
+			auto fd = slot.exchange(-1);
+			if (fd >= 0) {
+				close(fd);
+			}
+		}
+	}
+
+	std::atomic<int> slots[SLOTS];
+};
+
 void RemoveFolders(const std::set<std::string> &folders) {
 	for (auto &folder : folders) {
 		// Fails, as it should, while the folder holds anything: another block, a write under way.
@@ -139,6 +189,12 @@ BlockCache::BlockCache(const std::string &directory, uint64_t max_bytes_p, uint6
 }
 
 BlockCache::~BlockCache() {
+	if (getpid() != opened_by) {
+		// A forked child's copy of its parent's cache: the writer's thread, the claims and the liveness file are the
+		// parent's (a join of a thread the child does not have would never return).
+		(void)writer.release();
+		return;
+	}
 	// Explicitly first, though it is the last member: the writer's thread must be joined before anything goes.
 	writer.reset();
 	// Before the liveness file: a claim whose file went, and so the lock, would pass for one being made.
@@ -150,9 +206,14 @@ BlockCache::~BlockCache() {
 		own_claims.clear();
 	}
 	if (liveness_fd >= 0) {
+		LivenessDescriptors::Get().Remove(liveness_fd);
 		unlink((processes + "/" + liveness_name).c_str());
 		close(liveness_fd);
 	}
+}
+
+bool BlockCache::OwnsLiveness() const {
+	return liveness_fd >= 0 && getpid() == opened_by;
 }
 
 void BlockCache::StartLiveness() {
@@ -183,6 +244,7 @@ void BlockCache::StartLiveness() {
 	}
 	liveness_fd = fd;
 	liveness_name = std::string(name.data()).substr(processes.size() + 1);
+	LivenessDescriptors::Get().Add(fd);
 }
 
 bool BlockCache::ClaimLive(const std::string &file, int64_t now_ns) const {
@@ -486,7 +548,8 @@ FetchingBlocks &BlockCache::Fetching() {
 }
 
 bool BlockCache::MakeClaim(const std::string &file) {
-	if (liveness_fd >= 0 && claims_link) {
+	auto owns_liveness = OwnsLiveness();
+	if (owns_liveness && claims_link) {
 		if (link((processes + "/" + liveness_name).c_str(), file.c_str()) == 0) {
 			return true;
 		}
@@ -499,7 +562,7 @@ bool BlockCache::MakeClaim(const std::string &file) {
 	if (fd < 0) {
 		return false;
 	}
-	auto owner = liveness_fd >= 0 ? liveness_name : std::to_string(getpid());
+	auto owner = owns_liveness ? liveness_name : std::to_string(getpid());
 	bool written = write(fd, owner.data(), owner.size()) == ssize_t(owner.size());
 	close(fd);
 	if (!written) {

@@ -55,6 +55,8 @@
 #include <memory>
 #include <string>
 #include <vector>
+#include <sys/types.h>
+#include <unistd.h>
 
 namespace httpfs2 {
 
@@ -229,6 +231,8 @@ private:
 	                      std::vector<ScannedBlock> &blocks, std::vector<std::string> *claims = nullptr) const;
 	//! Whether the fetch claim `file` is live (ClaimFetch says when it is stale).
 	bool ClaimLive(const std::string &file, int64_t now_ns) const;
+	//! Whether this process made this cache's liveness file (and holds its lock).
+	bool OwnsLiveness() const;
 	//! Makes the claim `file` (ClaimFetch); false with errno when it cannot (EEXIST: another claim is there).
 	bool MakeClaim(const std::string &file);
 	//! Makes and locks this process's liveness file (none when it cannot: its claims then name its pid), and removes
@@ -250,6 +254,9 @@ private:
 	//! This cache's liveness file ("" when none) and the descriptor holding its lock, open until the cache goes.
 	std::string liveness_name;
 	int liveness_fd = -1;
+	//! The process that opened the cache: a child forked without exec has a copy of it, not its liveness file, lock or
+	//! claims (OwnsLiveness, the destructor).
+	const pid_t opened_by = getpid();
 	//! Whether claims are hard links to the liveness file (ClaimFetch), until the file system refuses one.
 	std::atomic<bool> claims_link {true};
 	const uint64_t max_bytes;
