@@ -96,17 +96,20 @@ bool CanWriteIn(const std::string &folder) {
 //! Whether a process holds the lock on the liveness file `file`.
 enum class Liveness { HELD, FREE, UNKNOWN };
 
+//! The same for the file open as `fd`.
+Liveness LockOn(int fd) {
+	if (flock(fd, LOCK_SH | LOCK_NB) == 0) {
+		return Liveness::FREE; // released as the descriptor closes
+	}
+	return errno == EWOULDBLOCK ? Liveness::HELD : Liveness::UNKNOWN;
+}
+
 Liveness LockOf(const std::string &file) {
 	int fd = open(file.c_str(), O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		return errno == ENOENT ? Liveness::FREE : Liveness::UNKNOWN;
 	}
-	auto liveness = Liveness::UNKNOWN;
-	if (flock(fd, LOCK_SH | LOCK_NB) == 0) {
-		liveness = Liveness::FREE; // released as the descriptor closes
-	} else if (errno == EWOULDBLOCK) {
-		liveness = Liveness::HELD;
-	}
+	auto liveness = LockOn(fd);
 	close(fd);
 	return liveness;
 }
@@ -264,13 +267,12 @@ bool BlockCache::ClaimLive(const std::string &file, int64_t now_ns) const {
 		close(fd);
 		return false;
 	}
-	if (flock(fd, LOCK_SH | LOCK_NB) != 0 && (errno == EWOULDBLOCK || linked)) {
+	auto lock = LockOn(fd);
+	if (linked || lock == Liveness::HELD) {
 		close(fd);
-		return true; // held by its live process (or a link whose lock cannot be tried: live until too old)
-	}
-	if (linked) {
-		close(fd);
-		return false; // its process died: the kernel released the lock
+		// Dead once the kernel released the lock (its process died); a link whose lock cannot be tried is live until
+		// too old.
+		return lock != Liveness::FREE;
 	}
 	char text[64] = {};
 	auto got = read(fd, text, sizeof(text) - 1);
