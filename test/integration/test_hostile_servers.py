@@ -519,7 +519,8 @@ def test_parts_answered_slow_down_are_retried_after_a_wait_and_slow_the_uploads(
     request, connect, rig, hostile_s3, upload_local, client
 ):
     """S3 answers a client past its request rate 503 SlowDown. UploadParts answered so reach httpfs2's uploader (not
-    retried at once inside httpfs): each is counted, waits before it is sent again, and halves the parts the
+    retried at once inside httpfs): each is counted and waits before it is sent again; a burst of them (the first
+    twelve part attempts refused: the prefix past its pace) closes the prefix's gate and halves the parts the
     database's uploads send at once; the COPY completes byte-exact and leaves no multipart upload."""
     abort_open_uploads(rig)
     key = f"{PREFIX}uploads/slow-down-{client}.csv"
@@ -529,11 +530,12 @@ def test_parts_answered_slow_down_are_retried_after_a_wait_and_slow_the_uploads(
     db.con.execute("SET http_retries = 3; SET http_retry_wait_ms = 50")
     streams_before = stats(db.con)["upload_streams"]
     hostile_s3.reset()
-    hostile_s3.slow_down_parts = 2
+    hostile_s3.slow_down_parts = 12
     hostile_s3.mode = "part_slow_down"
     outcome = db.run(f"COPY ({UPLOAD_ROWS}) TO '{rig.url(key)}' (FORMAT csv)", proxy=hostile_s3)
     counts = hostile_s3.counts
     hostile_s3.mode = "normal"
+    hostile_s3.slow_down_parts = 4
     fail_on_hang(outcome, "the COPY")
     counters = stats(db.con)
     report(
@@ -753,7 +755,8 @@ def test_throttled_tails_and_listings_are_waited_out_and_sent_again(
     hostile_s3.slow_down_every = 4
     outcome, counts, counters = results["httpfs2_small"]
     hits = {name: value for name, value in counts.items() if name.startswith("hit:slow_down")}
-    shown = {name: counters[name] for name in ("throttled_answers", "throttled_wait_seconds", "folder_listings")}
+    names = ("throttled_answers", "throttled_wait_seconds", "folder_listings", "gate_waits", "streams_throttles")
+    shown = {name: counters[name] for name in names}
     report(
         request,
         native=results["native"][0].text(),
@@ -771,6 +774,8 @@ def test_throttled_tails_and_listings_are_waited_out_and_sent_again(
     assert hits["hit:slow_down:tail"] + hits["hit:slow_down:listing"] <= counters["throttled_answers"], (hits, shown)
     assert counters["throttled_answers"] <= hits["hit:slow_down"], (hits, shown)
     assert counters["throttled_wait_seconds"] > 0, shown
+    # One in five refused whatever the pace is not a prefix past its rate: no wait at its gate, no streams halved.
+    assert counters["gate_waits"] == 0 and counters["streams_throttles"] == 0, shown
 
 
 @pytest.mark.parametrize("client", CLIENTS)

@@ -3,6 +3,7 @@
 #include "core/common/io_stats.hpp"
 #include "core/common/stream_controller.hpp"
 #include "core/requests/hedge_policy.hpp"
+#include "core/requests/request_gate.hpp"
 
 #include <gtest/gtest.h>
 
@@ -150,6 +151,35 @@ TEST(RequestAttempts, AThrottledAnswerIsToldAndWaitedOut) {
 	EXPECT_EQ(recorded.attempts.Number(), 9u);
 	EXPECT_FALSE(recorded.attempts.Again(AttemptOutcome::THROTTLED)) << "httpfs's four attempts and five more";
 	EXPECT_EQ(stats.Snapshot().Get(Counter::THROTTLED_ANSWERS), 9u) << "the last one is counted too";
+}
+
+//! Throttled answers while the prefix's gate is open (the store refuses some, not the prefix's pace): a quarter of the
+//! throttled wait, and the streams are left as they are. Once the gate finds the prefix past its pace
+//! (MIN_THROTTLES_TO_LIMIT throttled answers in a second, nothing passing) the streams are halved and the retries wait
+//! the whole of it.
+TEST(RequestAttempts, ThrottledAnswersOfAnOpenGateWaitLessAndLeaveTheStreams) {
+	auto gate = std::make_shared<RequestGate>();
+	StreamController streams;
+	ThrottleListeners listeners;
+	listeners.streams = &streams;
+	listeners.gate = gate;
+	RecordedAttempts recorded(4, listeners);
+	for (int i = 0; i < 2; i++) {
+		EXPECT_TRUE(recorded.attempts.Again(AttemptOutcome::THROTTLED));
+	}
+	ASSERT_EQ(recorded.waits.size(), 2u);
+	EXPECT_GE(recorded.waits[0], 12); // 50-100 ms, a quarter
+	EXPECT_LE(recorded.waits[0], 25);
+	EXPECT_GE(recorded.waits[1], 50); // 200-400 ms, a quarter
+	EXPECT_LE(recorded.waits[1], 100);
+	EXPECT_EQ(streams.Snapshot().throttles, 0u) << "streams halved for a store that refuses a share";
+	EXPECT_FALSE(gate->Limited());
+	while (!gate->Limited()) {
+		ASSERT_TRUE(recorded.attempts.Again(AttemptOutcome::THROTTLED));
+	}
+	EXPECT_EQ(recorded.attempts.Throttles(), static_cast<uint64_t>(RequestGate::MIN_THROTTLES_TO_LIMIT));
+	EXPECT_EQ(streams.Snapshot().throttles, 1u) << "the prefix past its pace: streams halved once";
+	EXPECT_GE(recorded.waits.back(), 500) << "the whole wait, bounded by 1 s";
 }
 
 //! A throttled answer earns an attempt beyond httpfs's retries, up to THROTTLED_EXTRA_ATTEMPTS in all, whatever failed

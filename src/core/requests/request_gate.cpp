@@ -7,18 +7,26 @@
 namespace httpfs2 {
 
 constexpr double RequestGate::WINDOW_SECONDS;
-constexpr double RequestGate::CUT;
+constexpr double RequestGate::DEEPEST_CUT;
 constexpr double RequestGate::PASSED_SHARE;
 constexpr double RequestGate::GROWTH_PER_PASS;
+constexpr double RequestGate::FIRST_GROWTH_PER_PASS;
 constexpr double RequestGate::THROTTLED_SHARE_TO_CUT;
+constexpr double RequestGate::LIMITED_SHARE_TO_CUT;
+constexpr double RequestGate::MIN_THROTTLES_TO_LIMIT;
 constexpr double RequestGate::MIN_THROTTLES_TO_CUT;
 constexpr double RequestGate::MIN_RATE;
 constexpr double RequestGate::OPEN_AFTER_SECONDS;
 constexpr size_t RequestGates::KEPT_GATES;
 constexpr double RequestGates::IDLE_SECONDS;
 
-double RequestGate::Admit(double now) {
-	Record(now, Count::ADMITTED);
+double RequestGate::Admit(double now, uint64_t *booking, bool again) {
+	if (!again) {
+		Record(now, Count::ADMITTED);
+	}
+	if (booking) {
+		*booking = cuts.load(std::memory_order_relaxed);
+	}
 	if (!limited.load(std::memory_order_relaxed)) {
 		return 0;
 	}
@@ -28,11 +36,19 @@ double RequestGate::Admit(double now) {
 	}
 	if (now - last_throttle >= OPEN_AFTER_SECONDS) {
 		limited.store(false, std::memory_order_relaxed);
+		shown = 0;
 		return 0;
+	}
+	if (booking) {
+		*booking = cuts.load(std::memory_order_relaxed);
 	}
 	auto slot = std::max(now, next_slot);
 	next_slot = slot + 1 / rate;
 	return slot - now;
+}
+
+bool RequestGate::Booked(uint64_t booking) const {
+	return cuts.load(std::memory_order_relaxed) == booking;
 }
 
 void RequestGate::Passed(double now) {
@@ -41,33 +57,44 @@ void RequestGate::Passed(double now) {
 		return;
 	}
 	MutexLock guard(lock);
-	rate += GROWTH_PER_PASS;
+	rate += shown == 0 ? FIRST_GROWTH_PER_PASS : GROWTH_PER_PASS;
 }
 
-void RequestGate::Throttled(double now) {
+bool RequestGate::Throttled(double now, double sent) {
 	Record(now, Count::THROTTLED);
 	MutexLock guard(lock);
 	last_throttle = now;
 	bool was_limited = limited.load(std::memory_order_relaxed);
-	if (was_limited && now - last_cut < WINDOW_SECONDS) {
-		return;
+	if (sent < last_cut || (was_limited && now - last_cut < WINDOW_SECONDS)) {
+		return false; // an answer to the pace before the last cut
 	}
-	auto seen = RateOf(now, Count::ADMITTED);
 	auto throttled = RateOf(now, Count::THROTTLED);
-	if (throttled < MIN_THROTTLES_TO_CUT || throttled < THROTTLED_SHARE_TO_CUT * seen) {
-		return;
-	}
+	auto passed = RateOf(now, Count::PASSED);
+	double base;
 	if (was_limited) {
-		seen = std::min(seen, rate);
+		if (throttled < MIN_THROTTLES_TO_CUT || throttled < LIMITED_SHARE_TO_CUT * (throttled + passed)) {
+			return false;
+		}
+		base = rate;
 	} else {
-		next_slot = now;
+		base = RateOf(now, Count::ADMITTED);
+		if (throttled < MIN_THROTTLES_TO_LIMIT || throttled < THROTTLED_SHARE_TO_CUT * base) {
+			return false;
+		}
 	}
-	// The store took about the pace its passed answers show: the gate holds to not much less, so that it does not
-	// stall far below a prefix's limit.
-	auto cut = std::max({MIN_RATE, CUT * seen, PASSED_SHARE * RateOf(now, Count::PASSED)});
-	rate = was_limited ? std::min(rate, cut) : cut;
+	// The store takes about the pace its passed answers show (in the last second, or at a cut of the closed gate
+	// before, while it refused what came past it): the gate holds to not much less, so that it does not stall far
+	// below a prefix's limit; and to no less than DEEPEST_CUT of the rate before (the answers of large GETs pass long
+	// after they were sent, a refusal at once).
+	if (was_limited) {
+		shown = std::max(shown, passed);
+	}
+	rate = std::max({MIN_RATE, DEEPEST_CUT * base, PASSED_SHARE * std::min(std::max(shown, passed), base)});
+	next_slot = now;
+	cuts.fetch_add(1, std::memory_order_relaxed);
 	last_cut = now;
 	limited.store(true, std::memory_order_relaxed);
+	return true;
 }
 
 bool RequestGate::Limited() const {
@@ -77,6 +104,10 @@ bool RequestGate::Limited() const {
 double RequestGate::Rate() const {
 	MutexLock guard(lock);
 	return limited.load(std::memory_order_relaxed) ? rate : 0;
+}
+
+double RequestGate::PassedRate(double now) const {
+	return RateOf(now, Count::PASSED);
 }
 
 double RequestGate::LastUsed() const {

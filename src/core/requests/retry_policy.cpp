@@ -58,6 +58,7 @@ double RetryJitter() {
 }
 
 constexpr std::chrono::milliseconds RequestAttempts::CANCEL_SLICE;
+constexpr int RequestAttempts::OPEN_GATE_WAIT_DIVISOR;
 
 RequestAttempts::RequestAttempts(RetryBackoff backoff_p, uint64_t max_attempts_p, ThrottleListeners listeners_p)
     : sleep([](std::chrono::milliseconds wait) { std::this_thread::sleep_for(wait); }), backoff(backoff_p),
@@ -91,7 +92,13 @@ bool RequestAttempts::Again(AttemptOutcome outcome, const std::function<bool()> 
 	if (number >= allowed) {
 		return false;
 	}
-	auto wait = outcome == AttemptOutcome::THROTTLED ? backoff.Throttled(number, RetryJitter()) : backoff.After(number);
+	auto wait = backoff.After(number);
+	if (outcome == AttemptOutcome::THROTTLED) {
+		wait = backoff.Throttled(number, RetryJitter());
+		if (!StorePacesThePrefix()) {
+			wait /= OPEN_GATE_WAIT_DIVISOR;
+		}
+	}
 	if (outcome == AttemptOutcome::THROTTLED && listeners.stats) {
 		listeners.stats->Add(Counter::THROTTLED_WAIT_MICROS, static_cast<uint64_t>(wait.count()) * 1000);
 	}
@@ -103,19 +110,37 @@ bool RequestAttempts::Again(AttemptOutcome outcome, const std::function<bool()> 
 }
 
 bool RequestAttempts::Admit() {
+	sent_at = StreamController::Now();
 	if (!listeners.gate || !paced) {
 		return true;
 	}
-	auto wait = listeners.gate->Admit(StreamController::Now());
-	if (wait <= 0) {
-		return true;
+	bool again = false;
+	for (;;) {
+		uint64_t booking = 0;
+		auto wait = listeners.gate->Admit(sent_at, &booking, again);
+		if (wait <= 0) {
+			return true;
+		}
+		auto micros = static_cast<uint64_t>(std::ceil(wait * 1e6));
+		if (listeners.stats) {
+			if (!again) {
+				listeners.stats->Add(Counter::GATE_WAITS);
+			}
+			listeners.stats->Add(Counter::GATE_WAIT_MICROS, micros);
+		}
+		if (!Wait(std::chrono::milliseconds((micros + 999) / 1000))) {
+			return false;
+		}
+		sent_at = StreamController::Now();
+		if (listeners.gate->Booked(booking)) {
+			return true;
+		}
+		again = true; // the gate cut its rate meanwhile: the turn was booked at the pace before
 	}
-	auto micros = static_cast<uint64_t>(std::ceil(wait * 1e6));
-	if (listeners.stats) {
-		listeners.stats->Add(Counter::GATE_WAITS);
-		listeners.stats->Add(Counter::GATE_WAIT_MICROS, micros);
-	}
-	return Wait(std::chrono::milliseconds((micros + 999) / 1000));
+}
+
+bool RequestAttempts::StorePacesThePrefix() const {
+	return !listeners.gate || listeners.gate->Limited() || backoff.throttled_wait_ms > 0;
 }
 
 void RequestAttempts::Passed() const {
@@ -149,14 +174,14 @@ void RequestAttempts::Throttled() const {
 	if (listeners.stats) {
 		listeners.stats->Add(Counter::THROTTLED_ANSWERS);
 	}
-	if (listeners.streams) {
-		listeners.streams->Throttled();
-	}
 	if (listeners.hedges) {
 		listeners.hedges->Throttled(StreamController::Now());
 	}
-	if (listeners.gate) {
-		listeners.gate->Throttled(StreamController::Now());
+	// Fewer streams where the prefix is past its pace (its gate cut its rate), not for each throttled answer: a store
+	// refusing a share of requests whatever their pace refuses no fewer of fewer streams.
+	bool past_pace = listeners.gate ? listeners.gate->Throttled(StreamController::Now(), sent_at) : true;
+	if (listeners.streams && past_pace) {
+		listeners.streams->Throttled();
 	}
 }
 
