@@ -106,10 +106,6 @@ double RequestGate::Rate() const {
 	return limited.load(std::memory_order_relaxed) ? rate : 0;
 }
 
-double RequestGate::PassedRate(double now) const {
-	return RateOf(now, Count::PASSED);
-}
-
 double RequestGate::LastUsed() const {
 	auto second =
 	    std::max(seconds[0].second.load(std::memory_order_relaxed), seconds[1].second.load(std::memory_order_relaxed));

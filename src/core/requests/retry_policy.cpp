@@ -92,16 +92,7 @@ bool RequestAttempts::Again(AttemptOutcome outcome, const std::function<bool()> 
 	if (number >= allowed) {
 		return false;
 	}
-	auto wait = backoff.After(number);
-	if (outcome == AttemptOutcome::THROTTLED) {
-		wait = backoff.Throttled(number, RetryJitter());
-		if (!StorePacesThePrefix()) {
-			wait /= OPEN_GATE_WAIT_DIVISOR;
-		}
-	}
-	if (outcome == AttemptOutcome::THROTTLED && listeners.stats) {
-		listeners.stats->Add(Counter::THROTTLED_WAIT_MICROS, static_cast<uint64_t>(wait.count()) * 1000);
-	}
+	auto wait = outcome == AttemptOutcome::THROTTLED ? ThrottledWait() : backoff.After(number);
 	if (!Wait(wait)) {
 		return false;
 	}
@@ -139,8 +130,16 @@ bool RequestAttempts::Admit() {
 	}
 }
 
-bool RequestAttempts::StorePacesThePrefix() const {
-	return !listeners.gate || listeners.gate->Limited() || backoff.throttled_wait_ms > 0;
+std::chrono::milliseconds RequestAttempts::ThrottledWait() const {
+	auto wait = backoff.Throttled(number, RetryJitter());
+	bool store_paces_prefix = !listeners.gate || listeners.gate->Limited() || backoff.throttled_wait_ms > 0;
+	if (!store_paces_prefix) {
+		wait /= OPEN_GATE_WAIT_DIVISOR;
+	}
+	if (listeners.stats) {
+		listeners.stats->Add(Counter::THROTTLED_WAIT_MICROS, static_cast<uint64_t>(wait.count()) * 1000);
+	}
+	return wait;
 }
 
 void RequestAttempts::Passed() const {

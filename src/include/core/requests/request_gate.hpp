@@ -81,8 +81,6 @@ public:
 	//! Whether the gate holds requests to a rate, and that rate (0 while open).
 	bool Limited() const;
 	double Rate() const;
-	//! Answers passed a second over the WINDOW_SECONDS before `now`.
-	double PassedRate(double now) const;
 	//! The end of the last second the gate admitted a request or heard of an answer in; below any clock's time when
 	//! it never did.
 	double LastUsed() const;

@@ -187,8 +187,9 @@ private:
 	bool Admit();
 	//! Tells the gate an answer passed.
 	void Passed() const;
-	//! Whether a throttled answer waits RetryBackoff::Throttled (see the class).
-	bool StorePacesThePrefix() const;
+	//! The wait after a throttled answer (RetryBackoff::Throttled, or a quarter of it: see the class), counted in the
+	//! stats.
+	std::chrono::milliseconds ThrottledWait() const;
 	//! Sleeps `wait` (in slices while a cancel check is set); false, sleeping no more, once the check says so.
 	bool Wait(std::chrono::milliseconds wait);
 	//! Tells the listeners of a throttled answer (the streams only where the gate found the prefix past its pace).
