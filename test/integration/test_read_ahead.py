@@ -62,6 +62,20 @@ def small_files(rig):
     return rig.url("read_ahead_glob/*.parquet")
 
 
+BLOB_FILES = 6
+# Over DuckDB 2.0's piece (HOST_READ_CUT): there the host cuts each file's read and reads side by side itself.
+BLOB_BYTES = 3 << 20
+
+
+@pytest.fixture(scope="module")
+def blob_files(rig):
+    """Six objects of 3 MiB of random bytes, written through the S3 API (so listed with their ETags)."""
+    contents = [random.Random(n).randbytes(BLOB_BYTES) for n in range(BLOB_FILES)]
+    for n, body in enumerate(contents):
+        rig.s3.put_object(Bucket=rig.bucket, Key=f"read_ahead_blobs/{n}.bin", Body=body)
+    return rig.url("read_ahead_blobs/*.bin"), contents
+
+
 def stats_once_released(con, timeout=10.0) -> dict:
     """stats(con) once no read-ahead memory is in use, or when `timeout` seconds have passed: fetches in flight when
     their files closed give their bytes back as they end."""
@@ -117,8 +131,9 @@ def test_read_ahead_hides_latency_for_a_scan(con, native_con, rig, many_row_grou
     unserved = 3 if threads == 1 else counters["reads"] // 8
     if DUCKDB_2:
         # DuckDB 2.0 reads row groups side by side on its async pool from the scan's start: a few more of them come
-        # before httpfs2's prediction is made (seen 4 of 124 at threads 1, 8 of 63 at threads 4).
-        unserved += 4
+        # before httpfs2's prediction is made (seen 4 of 124 at threads 1; at threads 4, 8 of 63, and in one CI run
+        # 21 of 124 as its four threads each began a row group at once).
+        unserved += 4 if threads == 1 else counters["reads"] // 8
     assert served >= counters["reads"] - unserved, counters
     assert counters["model_first_byte_latency_ms"] is not None
 
@@ -206,6 +221,45 @@ def test_glob_of_small_files_gets_footers_ahead(con, native_con, small_files):
     # The footers of files after the first few were fetched before DuckDB opened them.
     assert counters["read_ahead_bytes_used"] > 0, counters
     assert counters["reads_served_whole"] >= 12, counters
+
+
+@pytest.mark.parametrize("threads", [1, 4])
+def test_a_scan_reading_its_files_whole_finds_the_next_ones_fetched(con, rig, blob_files, threads):
+    """read_blob over a glob reads each file in one read: while one is read, the next ones are fetched (each byte
+    once), so the reads after the first find their bytes held. DuckDB 2.0 cuts those reads into pieces it reads side
+    by side, and opens and reads the next files itself: there httpfs2 leaves them to it."""
+    glob, contents = blob_files
+    rig.set_latency(20)
+    con.execute(f"SET threads = {threads}")
+    enable(con)
+    got = con.execute(f"SELECT content FROM read_blob('{glob}') ORDER BY filename").fetchall()
+    assert [row[0] for row in got] == contents
+    counters = stats_once_released(con)
+    assert counters["errors"] == 0, counters
+    if DUCKDB_2:
+        return
+    # Every file but the first was fetched ahead whole and read from there, none fetched twice, none of it wasted.
+    assert counters["read_ahead_bytes"] == (BLOB_FILES - 1) * BLOB_BYTES, counters
+    assert counters["read_ahead_bytes_used"] == (BLOB_FILES - 1) * BLOB_BYTES, counters
+    assert counters["reads_served_whole"] + counters["reads_served_partly"] >= BLOB_FILES - 1, counters
+    assert counters["read_ahead_memory_in_use"] == 0, counters
+
+
+def test_files_read_whole_are_fetched_only_when_read(con, rig, blob_files):
+    """Their names or sizes alone read no file, so nothing is fetched ahead; a scan that stops after its first file
+    leaves at most the files fetched ahead of it unread (PrefetchLimits::CONTENTS_AHEAD), let go with the query."""
+    glob, contents = blob_files
+    rig.set_latency(20)
+    con.execute("SET threads = 1")
+    enable(con)
+    names = con.execute(f"SELECT filename, size FROM read_blob('{glob}') ORDER BY filename").fetchall()
+    assert [row[1] for row in names] == [BLOB_BYTES] * BLOB_FILES
+    assert stats(con)["read_ahead_bytes"] == 0
+    first = con.execute(f"SELECT content FROM read_blob('{glob}') LIMIT 1").fetchall()
+    assert first[0][0] in contents
+    counters = stats_once_released(con)
+    assert counters["read_ahead_bytes"] <= 2 * BLOB_BYTES, counters
+    assert counters["read_ahead_memory_in_use"] == 0, counters
 
 
 def test_only_the_opened_version_is_served(con, rig):

@@ -61,15 +61,17 @@ vector<string> Paths(const vector<OpenPrediction> &predictions) {
 vector<OpenPrediction> Mixed() {
 	return {OpenPrediction::Footer(ListedPath {"s3://b/1.parquet", false, {}}),
 	        OpenPrediction::Tail("s3://b/2.parquet"), OpenPrediction::Whole("s3://b/m.avro", 100),
-	        OpenPrediction::Footer(ListedPath {"s3://b/3.parquet", false, {}})};
+	        OpenPrediction::Footer(ListedPath {"s3://b/3.parquet", false, {}}),
+	        OpenPrediction::Contents(ListedPath {"s3://b/4.bin", true, {}})};
 }
 
 } // namespace
 
-TEST(PrefetchGate, SplitsFootersFromFetchesForOpensInOrder) {
+TEST(PrefetchGate, SplitsFootersAndContentsFromFetchesForOpensInOrder) {
 	QueryFiles files;
 	auto gated = GatePredictions(Mixed(), true, &files, "s3://b/0.parquet");
 	EXPECT_EQ(Paths(gated.footers), (vector<string> {"s3://b/1.parquet", "s3://b/3.parquet"}));
+	EXPECT_EQ(Paths(gated.contents), vector<string> {"s3://b/4.bin"});
 	EXPECT_EQ(Paths(gated.for_open), (vector<string> {"s3://b/2.parquet", "s3://b/m.avro"}));
 	EXPECT_EQ(gated.for_open[1].length, 100u);
 }

@@ -248,6 +248,33 @@ TEST(ListingPredictor, AnOpenPredictsTheFootersOfTheParquetFilesListedAfterIt) {
 	EXPECT_TRUE(listings.Listed({files[0]}, true).empty()) << "one file announces nothing";
 }
 
+TEST(ListingPredictor, AFileReadWholePredictsTheContentsOfTheNextFilesLikeIt) {
+	ListingPredictor listings;
+	vector<ListedPath> files;
+	for (size_t i = 0; i < 9; i++) {
+		ListedPath file;
+		file.path = "s3://b/blobs/" + std::to_string(i) + (i == 7 ? ".parquet" : ".bin");
+		file.version_known = i != 4;
+		file.version.size = i == 5 ? PrefetchLimits::MAX_CONTENTS_BYTES + 1 : 1000 + i;
+		files.push_back(file);
+	}
+	listings.Listed(files, false);
+	static_assert(PrefetchLimits::CONTENTS_AHEAD == 2, "the cases below take two files ahead");
+	auto next = listings.ReadWhole(files[0].path);
+	ASSERT_EQ(Paths(next), (vector<string> {files[1].path, files[2].path})) << "CONTENTS_AHEAD files";
+	EXPECT_EQ(next[0].bytes, PredictedBytes::CONTENTS);
+	EXPECT_TRUE(next[0].version_known);
+	EXPECT_EQ(next[1].version.size, files[2].version.size);
+	EXPECT_EQ(Paths(listings.ReadWhole(files[2].path)), vector<string> {files[3].path})
+	    << "up to a file listed without its version";
+	EXPECT_TRUE(listings.ReadWhole(files[4].path).empty()) << "a file too large to hold next";
+	EXPECT_EQ(Paths(listings.ReadWhole(files[5].path)), vector<string> {files[6].path}) << "up to a Parquet file";
+	EXPECT_TRUE(listings.ReadWhole(files[6].path).empty()) << "a Parquet file next: its footer is what is read first";
+	EXPECT_TRUE(listings.ReadWhole(files[7].path).empty()) << "a Parquet file read whole predicts no contents";
+	EXPECT_TRUE(listings.ReadWhole(files[8].path).empty()) << "the listing's last file";
+	EXPECT_TRUE(listings.ReadWhole("s3://b/other.bin").empty()) << "in no listing";
+}
+
 TEST(QueryFiles, AFileTheQueryOpenedOrHadPredictedIsNotPredictedAgain) {
 	// DuckDB 2.0 opens files ahead of its scan: file 9 was opened (and read) before file 2's open predicts 3 to 10.
 	httpfs2::QueryFiles files;

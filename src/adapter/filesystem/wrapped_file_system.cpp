@@ -232,6 +232,15 @@ bool WrappedFileSystem::FallsBackToWholeObject(ReadHandle &handle, int64_t nr_by
 
 void WrappedFileSystem::ReadWithReadAhead(ReadHandle &handle, char *buffer, idx_t nr_bytes, idx_t location) {
 	ByteRange read {location, nr_bytes};
+	if (location == 0 && nr_bytes == handle.file_size && handle.settings.host_reads.streams <= 1 &&
+	    !handle.Interrupted()) {
+		// A scan that reads its files whole (read_blob): the next files of its glob are fetched while this one is.
+		// Not where the host reads side by side on its own pool (DuckDB 2.0 opens and reads the next files itself).
+		auto context = handle.client_context.lock();
+		if (context) {
+			prefetch.ReadWhole(handle.path, handle.settings, duckdb::ClientData::Get(*context).file_opener.get());
+		}
+	}
 	auto served = read_ahead.Serve(handle, read, buffer);
 	try {
 		for (auto &gap : served.gaps) {

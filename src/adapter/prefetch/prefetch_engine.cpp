@@ -102,6 +102,10 @@ void PrefetchEngine::Opened(const string &path, const IoSettings &settings, opti
 	Execute(listings.Opened(path), read_ahead.TuningFor(settings), opener, path);
 }
 
+void PrefetchEngine::ReadWhole(const string &path, const IoSettings &settings, optional_ptr<FileOpener> opener) {
+	Execute(listings.ReadWhole(path), read_ahead.TuningFor(settings), opener);
+}
+
 void PrefetchEngine::Opening(const string &path, bool from_catalog, const IoSettings &settings,
                              optional_ptr<FileOpener> opener) {
 	if (!IsParquetPath(path)) {
@@ -182,6 +186,9 @@ void PrefetchEngine::Execute(std::vector<OpenPrediction> predictions, const Read
 		FetchForOpen(prediction, opener);
 	}
 	FetchFooters(gated.footers, tuning, opener);
+	for (auto &contents : gated.contents) {
+		read_ahead.PrefetchContents(contents.path, FromKnown(contents.version), tuning, opener);
+	}
 }
 
 void PrefetchEngine::FetchFooters(const std::vector<OpenPrediction> &footers, const ReadAheadTuning &tuning,

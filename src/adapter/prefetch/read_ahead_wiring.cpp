@@ -6,6 +6,7 @@
 #include "adapter/handles/internal_opener.hpp"
 #include "adapter/stores/cache_use.hpp"
 #include "core/formats/parquet_knowledge.hpp"
+#include "core/prefetch/prediction.hpp"
 #include "duckdb/main/client_context.hpp"
 #include "duckdb/main/client_context_state.hpp"
 #include "duckdb/main/client_data.hpp"
@@ -191,7 +192,29 @@ private:
 void ReadAheadWiring::PrefetchFooter(const string &path, const ObjectVersion &version, const ReadAheadTuning &tuning,
                                      optional_ptr<FileOpener> opener) {
 	auto tail = ParquetFooter::DuckDBTailReadSize(version.size);
-	if (tail == 0 || !version.Recognizable()) {
+	if (tail != 0) {
+		PinAhead(path, version, ByteRange {version.size - tail, tail}, tuning, opener, true);
+	}
+}
+
+void ReadAheadWiring::PrefetchContents(const string &path, const ObjectVersion &version, const ReadAheadTuning &tuning,
+                                       optional_ptr<FileOpener> opener) {
+	// Each of the files fetched so takes its share of read-ahead's ceiling at most: of a larger one, its start (the
+	// read splits the rest as it comes, its streams already busy).
+	auto share = tuning.limits.ceiling_bytes / PrefetchLimits::CONTENTS_AHEAD;
+	auto length = std::min(version.size, share);
+	// Cut as the file's own read would be split: a window's larger pieces would leave the link's streams idle (seen at
+	// `bigbox`: a model that measured the link wide cut 16 MiB files in three, 8 connections where the reads used 16).
+	auto cut = tuning;
+	cut.min_bytes = tuning.split_min_bytes;
+	if (length != 0) {
+		PinAhead(path, version, ByteRange {0, length}, cut, opener, false);
+	}
+}
+
+void ReadAheadWiring::PinAhead(const string &path, const ObjectVersion &version, const ByteRange &range,
+                               const ReadAheadTuning &tuning, optional_ptr<FileOpener> opener, bool footer) {
+	if (!version.Recognizable()) {
 		return;
 	}
 	// The same key an open of this file at this version computes.
@@ -200,22 +223,21 @@ void ReadAheadWiring::PrefetchFooter(const string &path, const ObjectVersion &ve
 		return;
 	}
 	try {
-		ByteRange footer {version.size - tail, tail};
 		// The version is the query's (a listing's, a lookup's): the file's read-ahead looks in the block cache first.
 		auto reader = store.RangeReaderFor(path, version, opener, false);
 		ObjectReadAhead::Fetcher fetch;
 		if (reader) {
 			AttachBlockCache(state, stats, *reader, path, SettingsFor(opener, state).Effective(), opener, &version);
-			// The footer is not widened to whole blocks past a probe's size (ReadNarrow), which would cost a probe and
+			// A footer is not widened to whole blocks past a probe's size (ReadNarrow), which would cost a probe and
 			// the rest one after the other before the open can go on: its blocks are fetched whole after it, off the
 			// open's path, so that a warm query reads the footer from the cache.
 			auto &pool = state.io_pool;
 			auto size = version.size;
-			fetch = [reader, footer, size, &pool](const ByteRange &range, char *destination) {
-				if (range.offset != footer.offset || range.length != footer.length) {
-					reader->Read(range, destination);
-				} else if (!reader->ReadNarrow(range, destination)) {
-					FillInBackground(pool, reader, footer, size);
+			fetch = [reader, range, footer, size, &pool](const ByteRange &asked, char *destination) {
+				if (!footer || asked.offset != range.offset || asked.length != range.length) {
+					reader->Read(asked, destination);
+				} else if (!reader->ReadNarrow(asked, destination)) {
+					FillInBackground(pool, reader, range, size);
 				}
 			};
 		} else {
@@ -227,7 +249,7 @@ void ReadAheadWiring::PrefetchFooter(const string &path, const ObjectVersion &ve
 			if (context) {
 				context->registered_state->GetOrCreate<QueryPins>("httpfs2_query_pins")->Add(registry, key);
 			}
-			object->Prefetch({footer}, tuning);
+			object->Prefetch({range}, tuning);
 		}
 	} catch (std::exception &) {
 		// A handle that would not open: the file is read without it.

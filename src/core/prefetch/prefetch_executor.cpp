@@ -17,6 +17,8 @@ GatedPredictions GatePredictions(std::vector<OpenPrediction> predictions, bool f
 	for (auto &prediction : predictions) {
 		if (prediction.bytes == PredictedBytes::FOOTER) {
 			gated.footers.push_back(std::move(prediction));
+		} else if (prediction.bytes == PredictedBytes::CONTENTS) {
+			gated.contents.push_back(std::move(prediction));
 		} else {
 			gated.for_open.push_back(std::move(prediction));
 		}

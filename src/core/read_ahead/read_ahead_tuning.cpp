@@ -33,6 +33,7 @@ ReadAheadTuning ReadAheadTuner::Tune(const IoSettings &settings, const CostModel
 	// first-byte wait and server-side cost.
 	tuning.max_fanout = std::max<uint64_t>(std::min(settings.max_fanout, streams), 1);
 	tuning.min_bytes = std::max(settings.min_bytes, tuning.limits.max_ahead_bytes / tuning.max_fanout);
+	tuning.split_min_bytes = settings.min_bytes;
 	return tuning;
 }
 

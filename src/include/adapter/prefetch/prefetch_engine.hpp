@@ -69,6 +69,9 @@ public:
 	//! the listed versions become the query's).
 	void Opening(const std::string &path, bool from_catalog, const IoSettings &settings,
 	             duckdb::optional_ptr<duckdb::FileOpener> opener);
+	//! All of `path` is about to be read in one read (read_blob's): the contents of the files a glob listed after it.
+	void ReadWhole(const std::string &path, const IoSettings &settings,
+	               duckdb::optional_ptr<duckdb::FileOpener> opener);
 	//! An Iceberg manifest list at `path` was read whole (`bytes`): its manifests.
 	void ManifestListRead(const std::string &path, const std::string &bytes, const IoSettings &settings,
 	                      duckdb::optional_ptr<duckdb::FileOpener> opener);

@@ -47,6 +47,11 @@ public:
 	//! file's open (pinned until the query ends).
 	void PrefetchFooter(const std::string &path, const ObjectVersion &version, const ReadAheadTuning &tuning,
 	                    duckdb::optional_ptr<duckdb::FileOpener> opener);
+	//! Fetches all of `path` at `version` (of a file larger than its share of read-ahead's ceiling, its start) into
+	//! read-ahead that waits for the file's open (pinned until the query ends; what the open's reads take is freed as
+	//! they take it).
+	void PrefetchContents(const std::string &path, const ObjectVersion &version, const ReadAheadTuning &tuning,
+	                      duckdb::optional_ptr<duckdb::FileOpener> opener);
 	//! Remembers the tail an open fetched as the footer of its version (of the query's opens, without an ETag).
 	void RememberTail(const std::string &path, const ObjectTail &tail, duckdb::optional_ptr<duckdb::FileOpener> opener);
 	bool RemembersFooterOf(const std::string &path);
@@ -61,6 +66,10 @@ private:
 	                                    std::shared_ptr<CheckedRangeReader> reader);
 	std::shared_ptr<ObjectReadAhead> Create(const std::string &path, const ObjectVersion &version,
 	                                        ObjectReadAhead::Fetcher fetch);
+	//! Fetches `range` of `path` at `version` into read-ahead pinned until the query ends, unless read-ahead of that
+	//! version exists already. `footer`: the range is the footer DuckDB reads first (PrefetchFooter).
+	void PinAhead(const std::string &path, const ObjectVersion &version, const ByteRange &range,
+	              const ReadAheadTuning &tuning, duckdb::optional_ptr<duckdb::FileOpener> opener, bool footer);
 	//! Remembers the bytes of `read` when it is a Parquet footer read of a version with a strong ETag.
 	void RememberFooter(ReadHandle &handle, const ByteRange &read, const char *buffer);
 

@@ -43,7 +43,10 @@ enum class PredictedBytes : uint8_t {
 	//! The tail GET the file's open makes first (its version and its footer in one answer), before its open.
 	TAIL,
 	//! The whole object, `length` bytes (a catalog's length): an Iceberg manifest.
-	WHOLE
+	WHOLE,
+	//! All of a file, at the listing's version, into read-ahead that waits for its open: the next files of a scan
+	//! that reads each of its files whole (read_blob, read_text), so its streams go on from one file into the next.
+	CONTENTS
 };
 
 struct OpenPrediction {
@@ -68,6 +71,11 @@ struct OpenPrediction {
 		prediction.bytes = PredictedBytes::TAIL;
 		return prediction;
 	}
+	static OpenPrediction Contents(const ListedPath &file) {
+		auto prediction = Footer(file);
+		prediction.bytes = PredictedBytes::CONTENTS;
+		return prediction;
+	}
 	static OpenPrediction Whole(const std::string &path, uint64_t length) {
 		OpenPrediction prediction;
 		prediction.path = path;
@@ -89,6 +97,12 @@ struct PrefetchLimits {
 	static constexpr size_t TAILS_AHEAD = 8;
 	//! Manifests longer than this are left to their opens (a remembered footer holds at most as much).
 	static constexpr uint64_t MAX_WHOLE_BYTES = 1024 * 1024;
+	//! Files listed after one a scan reads whole whose contents are fetched (CONTENTS), and the largest fetched so:
+	//! DuckDB's read_blob reads a file in reads of 128 MiB at most. Two keep a link's streams busy from one file into
+	//! the next (the file being read, then the next one's open and first pieces); their bytes are charged to the
+	//! read-ahead budget and freed as the file's read takes them.
+	static constexpr size_t CONTENTS_AHEAD = 2;
+	static constexpr uint64_t MAX_CONTENTS_BYTES = 128 * 1024 * 1024;
 	//! Files one query's predictors remember at most (their paths take memory): orders past them are not followed.
 	static constexpr size_t MAX_FILES_PER_QUERY = 100000;
 	//! Folders one query watches at most.

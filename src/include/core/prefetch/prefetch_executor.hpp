@@ -28,13 +28,15 @@
 
 namespace httpfs2 {
 
-//! What of a batch of predictions is fetched now: footers (into read-ahead) and the rest (for the path's open).
+//! What of a batch of predictions is fetched now: footers and contents (into read-ahead) and the rest (for the path's
+//! open).
 struct GatedPredictions {
 	std::vector<OpenPrediction> footers;
+	std::vector<OpenPrediction> contents;
 	std::vector<OpenPrediction> for_open;
 
 	bool Empty() const {
-		return footers.empty() && for_open.empty();
+		return footers.empty() && contents.empty() && for_open.empty();
 	}
 };
 

@@ -29,6 +29,9 @@ struct ReadAheadTuning {
 	uint64_t chunk_size_bytes;
 	uint64_t min_bytes;
 	uint64_t max_fanout;
+	//! The settings' min_bytes alone: a whole file fetched ahead (a CONTENTS prediction) is cut as its read would be
+	//! split, into as many pieces as there are streams, not as a window ahead of a scan is.
+	uint64_t split_min_bytes;
 };
 
 //! Tuning from what the cost model measured: enough bytes ahead for every IO thread to stream through a first-byte
