@@ -1299,7 +1299,8 @@ TEST(ReadAheadTuner, ColdAndMeasured) {
 	tuning = ReadAheadTuner::Tune(settings, region, 16, 256 * MiB);
 	EXPECT_NEAR(static_cast<double>(tuning.limits.max_ahead_bytes), 16 * 0.025 * 90.0 * MiB, 1.0 * MiB);
 	EXPECT_GT(tuning.min_bytes, settings.min_bytes) << "a window is cut in max_fanout pieces at most";
-	EXPECT_EQ(tuning.split_min_bytes, settings.min_bytes) << "a whole file fetched ahead is cut as its read would be";
+	EXPECT_EQ(tuning.split_min_bytes, settings.min_bytes) << "a whole file fetched ahead is cut as a split read is";
+	EXPECT_EQ(tuning.split_max_fanout, settings.max_fanout);
 	EXPECT_GE(tuning.limits.merge_gap_bytes, ReadAheadTuner::MIN_MERGE_GAP);
 	EXPECT_LE(tuning.limits.merge_gap_bytes, ReadAheadTuner::MAX_MERGE_GAP);
 	// Never more than half the budget ahead.

@@ -34,6 +34,7 @@ ReadAheadTuning ReadAheadTuner::Tune(const IoSettings &settings, const CostModel
 	tuning.max_fanout = std::max<uint64_t>(std::min(settings.max_fanout, streams), 1);
 	tuning.min_bytes = std::max(settings.min_bytes, tuning.limits.max_ahead_bytes / tuning.max_fanout);
 	tuning.split_min_bytes = settings.min_bytes;
+	tuning.split_max_fanout = std::max<uint64_t>(settings.max_fanout, 1);
 	return tuning;
 }
 

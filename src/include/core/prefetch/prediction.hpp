@@ -97,12 +97,14 @@ struct PrefetchLimits {
 	static constexpr size_t TAILS_AHEAD = 8;
 	//! Manifests longer than this are left to their opens (a remembered footer holds at most as much).
 	static constexpr uint64_t MAX_WHOLE_BYTES = 1024 * 1024;
-	//! Files listed after one a scan reads whole whose contents are fetched (CONTENTS), and the largest fetched so:
-	//! DuckDB's read_blob reads a file in reads of 128 MiB at most. Two keep a link's streams busy from one file into
-	//! the next (the file being read, then the next one's open and first pieces); their bytes are charged to the
-	//! read-ahead budget and freed as the file's read takes them.
+	//! Files listed after one a scan reads whole whose contents are fetched (CONTENTS), and the largest fetched so.
+	//! Two keep a link's streams busy from one file into the next (the file being read, then the next one's open and
+	//! first pieces); their bytes are charged to the read-ahead budget and freed as the file's read takes them. A
+	//! larger file's own read keeps the streams busy for longer than the step to the next one takes, and fetched
+	//! ahead beside it, it slowed it (at `bigbox`, 2 x 128 MiB: 6.1-6.5 s with the next file's first 64 MiB fetched
+	//! so, 4.2-4.5 s without; docs/benchmarks.md).
 	static constexpr size_t CONTENTS_AHEAD = 2;
-	static constexpr uint64_t MAX_CONTENTS_BYTES = 128 * 1024 * 1024;
+	static constexpr uint64_t MAX_CONTENTS_BYTES = 32 * 1024 * 1024;
 	//! Files one query's predictors remember at most (their paths take memory): orders past them are not followed.
 	static constexpr size_t MAX_FILES_PER_QUERY = 100000;
 	//! Folders one query watches at most.

@@ -29,9 +29,11 @@ struct ReadAheadTuning {
 	uint64_t chunk_size_bytes;
 	uint64_t min_bytes;
 	uint64_t max_fanout;
-	//! The settings' min_bytes alone: a whole file fetched ahead (a CONTENTS prediction) is cut as its read would be
-	//! split, into as many pieces as there are streams, not as a window ahead of a scan is.
+	//! The settings' min_bytes and max_fanout alone: a whole file fetched ahead (a CONTENTS prediction) is cut into
+	//! pieces as small as a split read's, not as a window ahead of a scan is, nor by the streams the controller allows
+	//! at a query's first reads (its start: a few long transfers, whose windows keep it there).
 	uint64_t split_min_bytes;
+	uint64_t split_max_fanout;
 };
 
 //! Tuning from what the cost model measured: enough bytes ahead for every IO thread to stream through a first-byte
