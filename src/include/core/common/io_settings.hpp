@@ -182,8 +182,8 @@ constexpr SettingSpec SETTING_SPECS[] = {
     FlagSetting(
         "httpfs2_read_ahead_enabled",
         "Fetch the ranges a scan will read next (parquet column chunks of the next row groups, the next window of a "
-        "sequential read, footers of the next files of a glob) before it asks; only when "
-        "httpfs2_parallel_read_enabled is on",
+        "sequential read, footers of the next files of a glob, the next files of one read whole) before it asks; only "
+        "when httpfs2_parallel_read_enabled is on",
         true, &IoSettings::read_ahead_enabled),
     NumberSetting(
         "httpfs2_read_ahead_memory_limit_bytes",
