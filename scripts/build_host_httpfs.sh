@@ -118,8 +118,19 @@ if [[ ! -f "$OUT_DIR/.complete" ]]; then
 		dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' || missing+=("$package")
 	done
 	if ((${#missing[@]})); then
-		log "missing Debian packages: ${missing[*]} (install them: apt-get install ${missing[*]})"
-		exit 1
+		if [[ $EUID -ne 0 ]] || ! command -v apt-get >/dev/null; then
+			log "missing Debian packages: ${missing[*]} (install them: apt-get install ${missing[*]})"
+			exit 1
+		fi
+		# A fresh machine (CI's): Debian's packages are a registry it reaches.
+		log "installing Debian packages: ${missing[*]}"
+		install_missing() {
+			DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" </dev/null >&2
+		}
+		install_missing || { apt-get update </dev/null >&2 && install_missing; } || {
+			log "could not install Debian packages: ${missing[*]} (install them: apt-get install ${missing[*]})"
+			exit 1
+		}
 	fi
 	start=$(date +%s)
 	fetch_duckdb_sdist
